@@ -1,0 +1,3 @@
+from bzrk.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Protocol surfaces over one result-stream model: gRPC, ADX REST, MCP, Berserk HTTP."""

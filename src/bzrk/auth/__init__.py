@@ -1,0 +1,1 @@
+"""Token formats, hashing, internal token signing, OAuth and device-flow logic, permissions."""

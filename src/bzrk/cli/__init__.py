@@ -1,0 +1,1 @@
+"""The bzrk command-line client."""

@@ -1,0 +1,1 @@
+"""Deterministic, realistic OTLP demo data for a small microservice system."""

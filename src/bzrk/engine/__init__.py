@@ -1,0 +1,1 @@
+"""Planning and execution of KQL on ClickHouse: windows, plans, SQL, backends, snapshots."""

@@ -1,0 +1,1 @@
+"""Engine backends: embedded chDB and a ClickHouse server through clickhouse-connect."""

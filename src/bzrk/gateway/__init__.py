@@ -1,0 +1,1 @@
+"""The public edge: authentication, forwarding, OAuth endpoints, protected-resource metadata."""

@@ -1,0 +1,1 @@
+"""OTLP and Loki receivers, ingest tokens, batching and durable acknowledgement."""

@@ -1,0 +1,1 @@
+"""The KQL language: tokens, parser, syntax tree, binder, built-in catalogue, diagnostics."""

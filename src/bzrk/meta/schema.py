@@ -1,0 +1,135 @@
+"""Table definitions of the metadata store. Migrations in ``migrations/versions`` must match."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+_ts = sa.DateTime(timezone=True)
+
+databases = sa.Table(
+    "databases",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(128), nullable=False, unique=True),
+    sa.Column("created_at", _ts, nullable=False),
+)
+
+tables = sa.Table(
+    "tables",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column(
+        "database_id",
+        sa.String(36),
+        sa.ForeignKey("databases.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column("retention_days", sa.Integer, nullable=True),
+    sa.Column("shard_fields", sa.JSON, nullable=True),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.UniqueConstraint("database_id", "name", name="uq_tables_database_name"),
+)
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("username", sa.String(256), nullable=False, unique=True),
+    sa.Column("display_name", sa.String(256), nullable=False, default=""),
+    sa.Column("password_hash", sa.String(512), nullable=True),
+    sa.Column("role", sa.String(32), nullable=False),
+    sa.Column("disabled", sa.Boolean, nullable=False, default=False),
+    sa.Column("created_at", _ts, nullable=False),
+)
+
+service_principals = sa.Table(
+    "service_principals",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(128), nullable=False, unique=True),
+    sa.Column("display_name", sa.String(256), nullable=False, default=""),
+    sa.Column("role", sa.String(32), nullable=False),
+    sa.Column("created_by", sa.String(36), nullable=True),
+    sa.Column("created_at", _ts, nullable=False),
+)
+
+service_principal_tokens = sa.Table(
+    "service_principal_tokens",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column(
+        "service_principal_id",
+        sa.String(36),
+        sa.ForeignKey("service_principals.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column("token_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column("token_prefix", sa.String(32), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=True),
+    sa.Column("revoked_at", _ts, nullable=True),
+    sa.Column("last_used_at", _ts, nullable=True),
+)
+
+ingest_tokens = sa.Table(
+    "ingest_tokens",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column(
+        "table_id", sa.String(36), sa.ForeignKey("tables.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("token_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column("token_prefix", sa.String(32), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("revoked_at", _ts, nullable=True),
+)
+
+oauth_clients = sa.Table(
+    "oauth_clients",
+    metadata,
+    sa.Column("client_id", sa.String(512), primary_key=True),
+    sa.Column("client_name", sa.String(256), nullable=False, default=""),
+    sa.Column("redirect_uris", sa.JSON, nullable=False),
+    sa.Column("client_metadata", sa.JSON, nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("query", sa.Text, nullable=False),
+    sa.Column("database", sa.String(128), nullable=False),
+    sa.Column("parameters", sa.JSON, nullable=False),
+    sa.Column("principal", sa.String(256), nullable=False, default=""),
+    sa.Column("surface", sa.String(32), nullable=False, default=""),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("started_at", _ts, nullable=False),
+    sa.Column("finished_at", _ts, nullable=True),
+    sa.Column("progress", sa.JSON, nullable=True),
+    sa.Column("result", sa.JSON, nullable=True),
+    sa.Column("error", sa.JSON, nullable=True),
+    sa.Index("ix_runs_principal_started", "principal", "started_at"),
+)
+
+saved_queries = sa.Table(
+    "saved_queries",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("folder", sa.String(256), nullable=False, default=""),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("query", sa.Text, nullable=False),
+    sa.Column("since", sa.String(64), nullable=True),
+    sa.Column("until", sa.String(64), nullable=True),
+    sa.Column("description", sa.Text, nullable=False, default=""),
+    sa.Column("database", sa.String(128), nullable=True),
+    sa.Column("owner", sa.String(256), nullable=False, default=""),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("updated_at", _ts, nullable=False),
+    sa.UniqueConstraint("folder", "name", name="uq_saved_queries_folder_name"),
+)

@@ -1,0 +1,1 @@
+"""Process composition: settings, bzrk dev, bzrk serve, health, logging."""

@@ -1,0 +1,162 @@
+"""One typed settings object, one table of settings.
+
+Precedence: defaults < config file (``--config``, TOML) < environment ``BZRK_<FIELD>`` < flags.
+``SETTINGS`` below is the single source for the loader, ``bzrk dev --help-settings`` and the docs
+(``docs/settings.md`` is generated from it and a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "bzrk"
+
+
+class Settings(BaseModel):
+    """Every knob of a bzrk process. Ports of 0 mean "pick a free port"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    host: str = "127.0.0.1"
+    gateway_port: int = Field(9500, ge=0, le=65535)
+    query_port: int = Field(9510, ge=0, le=65535)
+    otlp_grpc_port: int = Field(4317, ge=0, le=65535)
+    otlp_http_port: int = Field(4318, ge=0, le=65535)
+    loki_port: int = Field(3100, ge=0, le=65535)
+    ui_port: int = Field(9570, ge=0, le=65535)
+    demo: bool = False
+    demo_hours: float = Field(24.0, gt=0)
+    demo_seed: int = 42
+    meta_url: str | None = None
+    clickhouse_url: str | None = None
+    public_url: str | None = None
+    query_url: str | None = None
+    log_level: str = "info"
+    log_format: str = "auto"
+    query_default_timeout_ms: int = Field(10_000, gt=0)
+    query_max_timeout_ms: int = Field(300_000, gt=0)
+    query_max_concurrent: int = Field(4, gt=0)
+    query_queue_size: int = Field(64, ge=0)
+    query_max_memory_bytes: int = Field(4 * 1024**3, gt=0)
+    query_max_result_rows: int = Field(500_000, gt=0)
+    ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
+    ingest_batch_max_rows: int = Field(50_000, gt=0)
+    ingest_batch_max_wait_ms: int = Field(200, gt=0)
+    ingest_max_inflight_bytes: int = Field(512 * 1024**2, gt=0)
+    gateway_max_body_bytes: int = Field(16 * 1024**2, gt=0)
+    internal_token_ttl_s: int = Field(60, gt=0)
+    cli_access_token_ttl_s: int = Field(3600, gt=0)
+    shutdown_grace_s: float = Field(5.0, gt=0)
+
+    @property
+    def resolved_meta_url(self) -> str:
+        return self.meta_url or f"sqlite:///{(self.data_dir / 'meta.sqlite3').resolve()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    help: str
+
+
+# The one table: every field above is documented here (a test checks they match).
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "data_dir", "Directory holding the ClickHouse store, metadata and dev-credentials.json."
+    ),
+    Setting("host", "Address every listener binds to."),
+    Setting("gateway_port", "Public edge: HTTP/1.1 + h2c (REST, /api/grpc, /mcp, OAuth, UI)."),
+    Setting("query_port", "Query service: gRPC and HTTP; accepts only gateway-signed tokens."),
+    Setting("otlp_grpc_port", "OTLP/gRPC receiver (logs, traces, metrics)."),
+    Setting("otlp_http_port", "OTLP/HTTP receiver (/v1/logs, /v1/traces, /v1/metrics)."),
+    Setting("loki_port", "Loki push API receiver (/loki/api/v1/push)."),
+    Setting("ui_port", "Web UI (also reachable through the gateway)."),
+    Setting("demo", "Load demo OTel data through the real ingest path on start."),
+    Setting("demo_hours", "How many hours (ending now) the demo data covers."),
+    Setting("demo_seed", "Seed of the deterministic demo generator."),
+    Setting("meta_url", "Metadata store URL (SQLAlchemy); default: SQLite file in data_dir."),
+    Setting("clickhouse_url", "ClickHouse server URL; default: embedded chDB in data_dir."),
+    Setting("public_url", "URL clients use for the gateway (OAuth issuer, MCP resource)."),
+    Setting("query_url", "Query service URL for a gateway run alone (bzrk serve gateway)."),
+    Setting("log_level", "debug, info, warning or error."),
+    Setting("log_format", "json, text, or auto (JSON when stderr is not a TTY)."),
+    Setting(
+        "query_default_timeout_ms", "Default wait of an MCP query before a soft-budget answer."
+    ),
+    Setting("query_max_timeout_ms", "Largest timeout_ms a caller may ask for (above: an error)."),
+    Setting("query_max_concurrent", "Queries executing at once; the rest wait in the queue."),
+    Setting("query_queue_size", "Queries allowed to wait; beyond it requests are refused."),
+    Setting("query_max_memory_bytes", "Per-query ClickHouse memory limit."),
+    Setting("query_max_result_rows", "Largest result a query may return."),
+    Setting("ingest_max_body_bytes", "Largest accepted ingest request body (after decompression)."),
+    Setting("ingest_batch_max_rows", "Rows buffered per table before an insert."),
+    Setting("ingest_batch_max_wait_ms", "Longest a row waits in the buffer before an insert."),
+    Setting(
+        "ingest_max_inflight_bytes", "Ingest admission budget; beyond it requests get 429/503."
+    ),
+    Setting("gateway_max_body_bytes", "Largest request body the gateway forwards."),
+    Setting("internal_token_ttl_s", "Lifetime of gateway-signed internal tokens."),
+    Setting("cli_access_token_ttl_s", "Lifetime of CLI access tokens from the device flow."),
+    Setting("shutdown_grace_s", "Grace period for in-flight requests at shutdown."),
+)
+
+ENV_PREFIX = "BZRK_"
+
+
+class ConfigError(Exception):
+    """Bad configuration; the message is one line naming the problem."""
+
+
+def _env_values(environ: Mapping[str, str]) -> dict[str, str]:
+    fields = Settings.model_fields
+    values: dict[str, str] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        name = key[len(ENV_PREFIX) :].lower()
+        if name in fields:
+            values[name] = value
+        # Other BZRK_* variables belong to the CLI client (BZRK_TOKEN, BZRK_PROFILE, ...).
+    return values
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build settings from file < env < overrides; raise :class:`ConfigError` on any problem."""
+    merged: dict[str, Any] = {}
+    if config_file is not None:
+        try:
+            with config_file.open("rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {config_file}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {config_file} is not valid TOML: {exc}") from exc
+        section = data.get("bzrk", data)
+        for key, value in section.items():
+            if key not in Settings.model_fields:
+                raise ConfigError(f"unknown setting '{key}' in {config_file}")
+            merged[key] = value
+    merged.update(_env_values(os.environ if environ is None else environ))
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(f"invalid setting '{where}': {first['msg']}") from exc

@@ -1,0 +1,1 @@
+"""ClickHouse schema of bzrk tables, writes, and the catalogue of databases, tables and fields."""

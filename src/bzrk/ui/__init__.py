@@ -1,0 +1,1 @@
+"""The web UI: built assets and the routes that serve them."""

@@ -1,0 +1,48 @@
+"""Shared fixtures.
+
+chDB opens one store per process: ``chdb_backend`` is one store per test process (per xdist
+worker), and ``ch_database`` gives each test its own ClickHouse database inside it.
+``dev_server`` is one real ``bzrk dev`` subprocess per test session, with demo data.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def chdb_backend(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from bzrk.engine.backends.chdb_backend import ChdbBackend
+
+    backend = ChdbBackend(tmp_path_factory.mktemp("chdb-store"))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def ch_database(chdb_backend) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    chdb_backend.execute(f"CREATE DATABASE {name}")
+    yield name
+    chdb_backend.execute(f"DROP DATABASE IF EXISTS {name} SYNC")
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    from bzrk.testing import DevServer
+
+    server = DevServer(tmp_path_factory.mktemp("dev-data"), demo=True)
+    server.start()
+    yield server
+    server.stop()
