@@ -7,13 +7,16 @@ worker), and ``ch_database`` gives each test its own ClickHouse database inside 
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# The real-engine corpora and specs live beside the repo in ../shared (never copied into it);
+# BZRK_SHARED_DIR points elsewhere (e.g. from a git worktree).
+SHARED = Path(os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared")
 
 
 @pytest.fixture(scope="session")
