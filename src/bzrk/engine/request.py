@@ -59,3 +59,53 @@ class QueryExecutor(Protocol):
     def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
         """Run ``request`` and yield its result stream. Closing the iterator cancels the run."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseInfo:
+    id: str
+    name: str
+    tables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    id: str
+    database: str
+    name: str
+    columns: tuple[tuple[str, str], ...] = ()  # (name, KQL type) of top-level columns
+    retention_days: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """One discovered field: a top-level column or a path inside a bag (``attributes.http.route``)."""
+
+    path: str
+    type: str  # KQL type name; "dynamic" when mixed
+    frequency: float  # share of sampled rows holding a non-null value, 0.0-1.0
+    cardinality: int | None = None
+    samples: tuple[str, ...] = ()
+
+
+class SchemaProvider(Protocol):
+    """Schema discovery for ``.show`` commands, ``getschema``, MCP discovery tools and the UI.
+
+    Implemented by :mod:`bzrk.storage` over the metadata store and ClickHouse; the composition
+    puts it in ``AppContext.components["schema"]``. Methods are blocking (run in a thread).
+    """
+
+    def list_databases(self) -> list[DatabaseInfo]: ...
+
+    def list_tables(self, database: str) -> list[TableInfo]: ...
+
+    def discover_fields(
+        self,
+        database: str,
+        table: str,
+        *,
+        since_ticks: int | None = None,
+        until_ticks: int | None = None,
+        name_filter: str | None = None,
+        limit: int = 200,
+    ) -> list[FieldInfo]: ...
