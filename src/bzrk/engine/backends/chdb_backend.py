@@ -8,6 +8,7 @@ in ``system.processes``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 from collections.abc import Iterator
@@ -127,8 +128,7 @@ class ChdbBackend:
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
-                try:
+                # Closing is best effort at shutdown.
+                with contextlib.suppress(Exception):
                     conn.close()
-                except Exception:
-                    pass
             self._connections.clear()
