@@ -67,3 +67,24 @@ def query(catalog: StorageCatalog, sql: str) -> list[dict]:
     return catalog.backend.query_arrow(
         sql.format(t=catalog.qualified_name("default", "default"))
     ).to_pylist()
+
+
+def read_store(data_dir: Path, sql: str) -> list[dict]:
+    """Run SQL against a stopped dev server's chDB store, in a subprocess (one store per process)."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import chdb, sys\n"
+        "conn = chdb.connect(sys.argv[1])\n"
+        "print(conn.query(sys.argv[2], 'JSONEachRow'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(data_dir / "clickhouse"), sql],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]

@@ -94,7 +94,7 @@ def success_response(signal: Signal, outcome: Outcome) -> Message:
     return response
 
 
-async def read_body(request: Request, max_bytes: int) -> bytes:
+async def read_body(request: Request, max_bytes: int, *, snappy_body: bool = False) -> bytes:
     """The request body, decompressed, at most ``max_bytes``; 413/415/400 otherwise."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
@@ -107,7 +107,8 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
         chunks.append(chunk)
     body = b"".join(chunks)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity"):
+    if encoding in ("", "identity") or (snappy_body and encoding == "snappy"):
+        # Loki's protobuf body is a snappy block whether or not a client says so.
         return body
     if encoding == "gzip":
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -248,7 +249,7 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
         content_type = media_type(request)
         try:
             token = await pipeline.tokens.resolve(request.headers.get("authorization"))
-            body = await read_body(request, pipeline.max_body_bytes)
+            body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
             async with pipeline.admission.admit(len(body) * 4):
                 if content_type == JSON:
                     streams = loki.decode_json(body)

@@ -202,7 +202,8 @@ def _log_row(record: Any, now_ns: int) -> Row:
         row["span_id"] = record.span_id.hex()
     if record.flags:
         row["flags"] = record.flags
-        row["sampled"] = bool(record.flags & 1)
+        if record.flags & 0xFF:
+            row["sampled"] = bool(record.flags & 1)
     attrs = attributes_dict(record.attributes)
     if record.event_name:
         attrs.setdefault("event.name", record.event_name)
@@ -257,7 +258,10 @@ def _span_row(span: Any, now_ns: int) -> Row:
         row["trace_state"] = span.trace_state
     if span.flags:
         row["flags"] = span.flags
-        row["sampled"] = bool(span.flags & 1)
+        # Bits 0-7 are the W3C trace flags; SDKs that send only the is-remote bits (8, 9)
+        # leave sampling unknown.
+        if span.flags & 0xFF:
+            row["sampled"] = bool(span.flags & 1)
     row["status_code"] = STATUS_CODES.get(span.status.code, str(span.status.code))
     if span.status.message:
         row["status_message"] = span.status.message
