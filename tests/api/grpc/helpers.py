@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import shutil
 import socket
+import subprocess
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -242,3 +246,89 @@ def check_value_table(frames: list[query_pb2.ExecuteQueryResultFrame]) -> None:
             assert cell.null_value is True
         else:
             assert decode_value(cell) == value, (name, decode_value(cell))
+
+
+# --- the Node client (@grpc/grpc-js + @grpc/proto-loader) -----------------------------------
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+PROTO_DIR = Path(__file__).resolve().parents[3] / "proto"
+
+
+def node_ready() -> str | None:
+    """None when the Node client can run, else the reason to skip."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        if shutil.which("npm") is None:
+            return "npm is not installed (needed for `npm ci` in tests/api/grpc/node)"
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0:
+            return f"npm ci failed: {done.stderr[-500:]}"
+    return None
+
+
+def node_call(target: str, query: str, **options: Any) -> dict[str, Any]:
+    """Run ExecuteQuery through the Node client; return {"frames": [...], "status": {...}}."""
+    args = {"target": target, "protoDir": str(PROTO_DIR), "query": query, **options}
+    args.setdefault("database", "default")
+    done = subprocess.run(
+        ["node", str(NODE_DIR / "client.mjs"), json.dumps(args)],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def node_value(cell: dict[str, Any]) -> Any:
+    """A proto-loader BqlValue as a value; longs stay strings (``longs: String``)."""
+    arm = cell.get("value")
+    if arm is None or arm == "null_value":
+        return None
+    if arm == "array_value":
+        return [node_value(item) for item in cell["array_value"]["values"]]
+    if arm == "bag_value":
+        return {k: node_value(v) for k, v in cell["bag_value"]["properties"].items()}
+    return cell[arm]
+
+
+# How the Node client sees the value table: 64-bit integers arrive as decimal strings.
+NODE_VALUES: dict[str, Any] = {
+    "b": True,
+    "f": False,
+    "i": 42,
+    "l": "1234567890123",
+    "z": "0",
+    "r": 3.14,
+    "s": "hello",
+    "es": "",
+    "dt": str(1705314600 * 10**9),
+    "ts": str(3600 * 10**7),
+    "g": GUID,
+    "arr": ["1", "two", True],
+    "bag": {"a": "1", "nested": {"c": False}},
+    "n": None,
+}
+
+
+def check_node_value_table(result: dict[str, Any]) -> None:
+    assert result["status"]["code"] == 0, result["status"]
+    frames = result["frames"]
+    schema = next(f["schema"] for f in frames if f["payload"] == "schema")
+    columns = {c["name"]: (i, c["type"]) for i, c in enumerate(schema["columns"])}
+    rows = [r for f in frames if f["payload"] == "batch" for r in f["batch"]["rows"]]
+    assert len(rows) == 1, rows
+    cells = rows[0]["values"]
+    for name, (_, _, wire_type, arm, _) in VALUE_TABLE.items():
+        index, column_type = columns[name]
+        assert column_type == wire_type, (name, column_type)
+        assert cells[index]["value"] == arm, (name, cells[index])
+        assert node_value(cells[index]) == NODE_VALUES[name], (name, cells[index])
