@@ -3,8 +3,10 @@
 :class:`GrpcForwarder` is an ASGI app for the gateway's HTTP/2 port. For each call it
 
 1. strips the ``/api/grpc`` prefix (and any ``root_path`` a mount set) to get the method path;
-2. authenticates the client's ``authorization`` metadata with ``authenticate`` (None or an
-   exception → ``UNAUTHENTICATED``);
+2. takes the caller's :class:`~bzrk.auth.internal.Principal` from ``scope["bzrk.principal"]``
+   (the gateway authenticates before calling the forwarder), or, if absent and an
+   ``authenticate`` callable was given, from ``await authenticate(<authorization header>)``;
+   no principal (None, or an exception from ``authenticate``) → ``UNAUTHENTICATED``;
 3. forwards the request message unchanged to the query service through one grpcio aio channel
    (``unary_stream`` with pass-through bytes serializers), with the client's metadata minus
    credentials, identity headers and reserved names, and ``authorization: Bearer <sign(principal)>``;
@@ -34,6 +36,7 @@ from bzrk.types import Message, Receive, Scope, Send
 log = logging.getLogger("bzrk.gateway.grpc")
 
 PREFIX = "/api/grpc"
+PRINCIPAL_KEY = "bzrk.principal"  # where the gateway puts the authenticated Principal
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # Frames are ≤ 4 MiB by contract; the forwarder passes bytes through and should not be the
 # component that refuses an oversized one.
@@ -61,7 +64,7 @@ _BZRK_ALLOWED = {"x-bzrk-client-name", "x-bzrk-client-request-id"}
 
 # gRPC status codes used here (the numbers are the wire contract).
 _UNIMPLEMENTED, _UNAUTHENTICATED, _INVALID_ARGUMENT, _DEADLINE, _INTERNAL = 12, 16, 3, 4, 13
-_RESOURCE_EXHAUSTED, _UNAVAILABLE = 8, 14
+_RESOURCE_EXHAUSTED = 8
 
 Authenticate = Callable[[str | None], Awaitable[Principal | None]]
 Sign = Callable[[Principal], str]
@@ -142,13 +145,16 @@ class _Reply:
 
 
 class GrpcForwarder:
-    """ASGI app forwarding authenticated gRPC calls to ``target`` (``host:port`` or a URL)."""
+    """ASGI app forwarding authenticated gRPC calls to ``target`` (``host:port`` or a URL).
+
+    ``sign(principal)`` returns the internal token for the query service (audience ``query``).
+    """
 
     def __init__(
         self,
         target: str,
-        authenticate: Authenticate,
         sign: Sign,
+        authenticate: Authenticate | None = None,
         *,
         prefix: str = PREFIX,
         max_request_bytes: int = MAX_REQUEST_BYTES,
@@ -201,14 +207,7 @@ class GrpcForwarder:
             await reply.finish(_UNIMPLEMENTED, f"unknown method {scope.get('path', '')}")
             return
         headers: list[tuple[bytes, bytes]] = list(scope.get("headers", ()))
-        authorization = next(
-            (v.decode("latin-1") for k, v in headers if k.lower() == b"authorization"), None
-        )
-        try:
-            principal = await self.authenticate(authorization)
-        except Exception as exc:  # the gateway's authenticator raises its own error types
-            log.info("grpc call refused: %s", type(exc).__name__)
-            principal = None
+        principal = await self._principal(scope, headers)
         if principal is None:
             await reply.finish(_UNAUTHENTICATED, "missing or invalid credentials")
             return
@@ -233,6 +232,23 @@ class GrpcForwarder:
             method, request_serializer=None, response_deserializer=None
         )(message, metadata=metadata, timeout=timeout)
         await self._relay(call, receive, reply)
+
+    async def _principal(
+        self, scope: Scope, headers: list[tuple[bytes, bytes]]
+    ) -> Principal | None:
+        principal = scope.get(PRINCIPAL_KEY)
+        if isinstance(principal, Principal):
+            return principal
+        if self.authenticate is None:
+            return None
+        authorization = next(
+            (v.decode("latin-1") for k, v in headers if k.lower() == b"authorization"), None
+        )
+        try:
+            return await self.authenticate(authorization)
+        except Exception as exc:  # the gateway's authenticator raises its own error types
+            log.info("grpc call refused: %s", type(exc).__name__)
+            return None
 
     async def _read_message(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []

@@ -71,7 +71,7 @@ def chain(
     upstream = VerifyingQueryService(keys, create_app(SimpleNamespace(executor=executor)))  # type: ignore[arg-type]
     with serve(upstream) as query_target:
         forwarder = GrpcForwarder(
-            f"http://{query_target}", authenticate, lambda p: keys.sign(p, "query")
+            f"http://{query_target}", lambda p: keys.sign(p, "query"), authenticate
         )
         with serve(forwarder) as gateway_target:
             yield gateway_target, executor, upstream
@@ -180,10 +180,34 @@ def test_unknown_path_and_unreachable_upstream() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         dead = f"127.0.0.1:{probe.getsockname()[1]}"
-    forwarder = GrpcForwarder(dead, authenticate, lambda p: "token")
+    forwarder = GrpcForwarder(dead, lambda p: "token", authenticate)
     with serve(forwarder) as target:
         code, _ = forwarded_status(target, request("print v = 1"))
         assert code == grpc.StatusCode.UNAVAILABLE
         with grpc.insecure_channel(target) as channel, pytest.raises(grpc.RpcError) as info:
             list(channel.unary_stream("/api/grpc/not a method")(b""))
         assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_principal_from_the_gateway_scope(tmp_path: Path) -> None:
+    """The gateway authenticates, sets scope["bzrk.principal"] and root_path, then calls us."""
+    keys = InternalKeys.load_or_create(tmp_path)
+    executor = ScriptedExecutor(one_row)
+    upstream = VerifyingQueryService(keys, create_app(SimpleNamespace(executor=executor)))  # type: ignore[arg-type]
+    with serve(upstream) as query_target:
+        forwarder = GrpcForwarder(f"http://{query_target}", lambda p: keys.sign(p, "query"))
+
+        async def gateway(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and scope["path"].startswith("/api/grpc/"):
+                inner = dict(scope, root_path="/api/grpc")
+                if dict(scope["headers"]).get(b"authorization") == f"Bearer {TOKEN}".encode():
+                    inner["bzrk.principal"] = Principal("alice", ("user",), "user")
+                scope = inner
+            await forwarder(scope, receive, send)
+
+        with serve(gateway) as target:
+            frames = forwarded(target, request("print v = 1"))
+            assert table_rows(frames) == [[1]]
+            assert executor.requests[0].principal == "alice"
+            code, _ = forwarded_status(target, request("print v = 1"), token="other")
+            assert code == grpc.StatusCode.UNAUTHENTICATED

@@ -65,7 +65,7 @@ def route(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:  # 
         return
     keys = InternalKeys.load_or_create(tmp_path)
     with serve(VerifyingQueryService(keys, app)) as upstream:
-        forwarder = GrpcForwarder(upstream, authenticate, lambda p: keys.sign(p, "query"))
+        forwarder = GrpcForwarder(upstream, lambda p: keys.sign(p, "query"), authenticate)
         with serve(forwarder) as target:
             options = {"prefix": "/api/grpc", "token": TOKEN}
             yield {"target": target, "executor": executor, "options": options}
