@@ -34,7 +34,7 @@ from bzrk.server.context import AppContext
 from bzrk.server.settings import Settings
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
-Script = Iterable[Event] | Callable[[QueryRequest], Iterable[Event]]
+Script = Iterable[Event] | Callable[[QueryRequest], Iterable[Event] | AsyncIterator[Event]]
 
 ADMIN = Principal("sp-admin", ("admin",), "service_principal")
 MEMBER = Principal("alice", ("member",))
@@ -112,8 +112,12 @@ class ScriptedExecutor:
             return
         events = script(request) if callable(script) else script
         try:
-            for event in events:
-                yield event
+            if hasattr(events, "__aiter__"):
+                async for event in events:
+                    yield event
+            else:
+                for event in events:
+                    yield event
         finally:
             self.closed.append(request.query.strip())
 
