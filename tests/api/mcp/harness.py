@@ -7,6 +7,7 @@ yields realistic event sequences so these tests exercise the MCP encoder, not th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -148,6 +149,7 @@ def make_context(
     components: dict[str, Any] | None = None,
     **settings: Any,
 ) -> AppContext:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     meta = MetaStore(f"sqlite:///{tmp_path / 'meta.sqlite3'}")
     meta.migrate()
     key = Ed25519PrivateKey.generate()
@@ -255,4 +257,5 @@ class LoopbackServer:
         assert self.stop_event is not None
         self.loop.call_soon_threadsafe(self.stop_event.set)
         self.thread.join(10)
-        self.sock.close()
+        with contextlib.suppress(OSError):
+            self.sock.close()
