@@ -228,7 +228,6 @@ class McpApp:
             {
                 "supportedVersions": list(p.SUPPORTED_VERSIONS),
                 "capabilities": {"tools": {}, "logging": {}},
-                "serverInfo": self.server_info,
                 "instructions": INSTRUCTIONS,
                 "ttlMs": DISCOVER_TTL_MS,
                 "cacheScope": "public",
