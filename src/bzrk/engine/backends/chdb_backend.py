@@ -150,6 +150,7 @@ class ChdbBackend:
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
+                # Closing is best effort at shutdown.
                 with contextlib.suppress(Exception):
                     conn.close()
             self._connections.clear()
