@@ -103,7 +103,7 @@ def test_bin_keeps_the_column_name(chdb_backend) -> None:  # type: ignore[no-unt
 
 
 def test_join_defaults_to_innerunique(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    schema, rows = one(
+    _, rows = one(
         chdb_backend,
         "let L = datatable(k:long, a:string)[1, 'x', 1, 'y'];"
         " let R = datatable(k:long, b:string)[1, 'p', 1, 'q'];"
@@ -132,7 +132,7 @@ def test_extend_sees_input_columns_and_earlier_items(chdb_backend) -> None:  # t
 def test_mv_expand_and_union(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     _, rows = one(chdb_backend, "print a = dynamic([1, 2, 3]) | mv-expand a to typeof(long)")
     assert rows == [[1], [2], [3]]
-    schema, rows = one(chdb_backend, "union (print x = 1), (print x = 2) | order by x asc")
+    _, rows = one(chdb_backend, "union (print x = 1), (print x = 2) | order by x asc")
     assert rows == [[1], [2]]
 
 
