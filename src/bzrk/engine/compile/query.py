@@ -17,6 +17,7 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
+from bzrk.engine.compile.parsing import op_parse, op_parse_kv
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -1272,6 +1273,8 @@ _OPERATORS: dict[type, Callable[..., Relation]] = {
     K.GetSchema: op_getschema,
     K.Fork: op_fork,
     K.Invoke: op_invoke,
+    K.Parse: op_parse,
+    K.ParseKv: op_parse_kv,
 }
 
 _SOURCE_OPERATORS: dict[type, Callable[..., Relation]] = {
