@@ -87,6 +87,8 @@ class QueryCompiler:
             "$inline": self._inline_scalar_function,
         }
         self._scope_stack: list[dict[str, Any]] = []
+        # Set while compiling an mv-apply subquery: operators then work per source row.
+        self.partition: str | None = None
 
     # --- statements ------------------------------------------------------------------------
 
@@ -446,6 +448,10 @@ def _projection(
         scope.columns[name] = value
     if window:
         order = [n for n in order if n != "__rn"] + (["__rn"] if extend else [])
+    part = _partition(qc, relation)
+    if part and part not in order:
+        order.append(part)
+        values[part] = Typed(S.Col(part), "long")
     out = [(n, values[n].type) for n in order]
     columns = [(values[n].sql, n) for n in order]
     result = qc._select(relation, columns, out)
@@ -577,13 +583,26 @@ def _count_value(qc: QueryCompiler, node: K.Expr) -> S.Expr:
     return T("toUInt64(greatest({0}, 0))", cast_to(value, "long").sql)
 
 
+def _partition(qc: QueryCompiler, relation: Relation) -> str | None:
+    """The row-id column of an enclosing mv-apply, when this relation still carries it."""
+    part = qc.partition
+    return part if part and any(n == part for n, _ in relation.columns) else None
+
+
+def _limit_kwargs(qc: QueryCompiler, relation: Relation, count: S.Expr) -> dict[str, Any]:
+    part = _partition(qc, relation)
+    if part:
+        return {"limit_by": (count, [S.Col(part)])}
+    return {"limit": count}
+
+
 def op_take(qc: QueryCompiler, op: K.Take, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
         relation,
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
-        limit=_count_value(qc, op.count),
+        **_limit_kwargs(qc, relation, _count_value(qc, op.count)),
     )
 
 
@@ -595,7 +614,7 @@ def op_top(qc: QueryCompiler, op: K.Top, relation: Relation) -> Relation:
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
         order_by=order,
-        limit=_count_value(qc, op.count),
+        **_limit_kwargs(qc, relation, _count_value(qc, op.count)),
     )
     result.ordered = True
     return result
@@ -603,6 +622,14 @@ def op_top(qc: QueryCompiler, op: K.Top, relation: Relation) -> Relation:
 
 def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
     name = op.name or "Count"
+    part = _partition(qc, relation)
+    if part:
+        return qc._select(
+            relation,
+            [(T("toInt64(count())"), name), (S.Col(part), part)],
+            [(name, "long"), (part, "long")],
+            group_by=[S.Col(part)],
+        )
     return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
 
 
@@ -629,6 +656,12 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    part = _partition(qc, relation)
+    if part:
+        used.add(part)
+        group_by.append(S.Col(part))
+        columns.append((S.Col(part), part))
+        out.append((part, "long"))
     for item in op.by:
         value = ExprCompiler(row_scope).compile(item.expr)
         if item.names:
@@ -1283,3 +1316,144 @@ _SOURCE_OPERATORS: dict[type, Callable[..., Relation]] = {
     K.Range: src_range,
     K.Union: src_union,
 }
+
+
+def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    rid = f"__rid{next(qc._counter)}"
+    base_cols = [(S.Col(n), n) for n, _ in relation.columns] + [(T("rowNumberInAllBlocks()"), rid)]
+    base = qc._select(relation, base_cols, [*relation.columns, (rid, "long")])
+    expand = K.MvExpand(op.span, op.params, op.items, op.limit)
+    expanded = op_mv_expand(qc, expand, base)
+    saved = qc.partition
+    qc.partition = rid
+    try:
+        sub = qc.tabular(op.subquery, expanded)
+    finally:
+        qc.partition = saved
+    sub_types = dict(sub.columns)
+    if rid not in sub_types:
+        raise unsupported(op.subquery, "this mv-apply subquery is not supported")
+    original = [n for n, _ in relation.columns]
+    expanded_names = [n for n, _ in expanded.columns]
+    out_names = original + [n for n, _ in sub.columns if n not in original and n != rid]
+    if all(n in sub_types for n in original):
+        out = [(n, sub_types[n]) for n in out_names]
+        return qc._select(sub, [(S.Col(n), n) for n in out_names], out)
+    base_types = dict(relation.columns)
+    columns: list[tuple[S.Expr, str]] = []
+    out = []
+    for n in out_names:
+        if (n in sub_types and (n not in base_types or (n in expanded_names and n not in original))) or (
+            n in sub_types
+            and n in original
+            and n not in [i.item.names[0] if i.item.names else "" for i in op.items]
+        ):
+            columns.append((S.Col(n, "S"), n))
+            out.append((n, sub_types[n]))
+        else:
+            columns.append((S.Col(n, "B"), n))
+            out.append((n, base_types[n]))
+    query = S.Select(
+        columns=columns,
+        from_=base.source("B"),
+        joins=[S.Join("INNER", sub.source("S"), on=S.BinOp("=", S.Col(rid, "B"), S.Col(rid, "S")))],
+    )
+    return qc._new_cte(query, out)
+
+
+def op_make_series(qc: QueryCompiler, op: K.MakeSeries, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    scope = relation.scope(qc.lets)
+    on = ExprCompiler(scope).compile(op.on)
+    if on.type != "datetime":
+        raise unsupported(op.on, "make-series is supported on datetime axes")
+    step = qc.expr(None, op.step)
+    step_ticks = step.sql if step.type == "timespan" else cast_to(step, "long").sql
+    if op.start is None or op.end is None:
+        raise unsupported(op, "make-series needs from and to")
+    start = ticks(qc.expr(None, op.start).sql)
+    end = ticks(qc.expr(None, op.end).sql)
+    t = ticks(on.sql)
+    params = {p.name: p.value for p in op.params}
+    nonempty = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "nonempty"
+    used: set[str] = set()
+    by_cols: list[tuple[S.Expr, str]] = []
+    by_out: list[tuple[str, str]] = []
+    for i, item in enumerate(op.by):
+        value = ExprCompiler(scope).compile(item.expr)
+        name = _unique(
+            item.names[0] if item.names else (_by_name(item.expr) or f"Column{i + 1}"), used
+        )
+        used.add(name)
+        by_cols.append((value.sql, name))
+        by_out.append((name, value.type))
+    agg_ctx = AggregateContext(lambda: ExprCompiler(scope))
+    agg_cols: list[tuple[S.Expr, str]] = []
+    agg_names: list[tuple[str, str]] = []
+    for item in op.aggregates:
+        value = ExprCompiler(scope, aggregates=agg_ctx).compile(item.expr)
+        if item.names:
+            name = item.names[0]
+        elif isinstance(item.expr, K.Call):
+            name = default_name(item.expr)
+        else:
+            name = "Column1"
+        name = _unique(name, used)
+        used.add(name)
+        agg_cols.append((value.sql, name))
+        agg_names.append((name, value.type))
+    on_name = _unique(_expr_name(op.on) or "Column1", used)
+    bin_expr = T("intDiv({0} - {1}, {2})", t, start, step_ticks)
+    per_bin = qc._select(
+        relation,
+        [*by_cols, (bin_expr, "__bin"), *agg_cols],
+        [*by_out, ("__bin", "long"), *agg_names],
+        where=T("ifNull({0} >= {1} AND {0} < {2}, false)", t, start, end),
+        group_by=[e for e, _ in by_cols] + [bin_expr],
+    )
+    nbins = T("toUInt64(greatest(0, intDiv({1} - {0} + {2} - 1, {2})))", start, end, step_ticks)
+    series_cols: list[tuple[S.Expr, str]] = [(S.Col(n), n) for _, n in by_cols]
+    for (name, kql_type), default in zip(agg_names, op.defaults, strict=True):
+        default_value = qc.expr(None, default) if default is not None else Typed(lit(0), "long")
+        default_json = T("ifNull({0}, 'null')", to_json(default_value))
+        series_cols.append(
+            (
+                T(
+                    "concat('[', arrayStringConcat(arrayMap(i -> if(indexOf(groupArray(`__bin`), i) > 0, "
+                    "ifNull({0}, 'null'), {1}), range(0, {2})), ','), ']')",
+                    to_json(
+                        Typed(
+                            T(
+                                "arrayElement(groupArray({0}), indexOf(groupArray(`__bin`), i))",
+                                S.Col(name),
+                            ),
+                            kql_type,
+                        )
+                    ),
+                    default_json,
+                    nbins,
+                ),
+                name,
+            )
+        )
+    axis = T(
+        "concat('[', arrayStringConcat(arrayMap(i -> concat('\"', formatDateTime(reinterpret(toInt64({0} + i * {1}), "
+        "'DateTime64(7, \\'UTC\\')'), '%Y-%m-%dT%H:%i:%S'), '.', leftPad(toString(positiveModulo({0} + i * {1}, 10000000)), 7, '0'), "
+        "'Z\"'), range(0, {2})), ','), ']')",
+        start,
+        step_ticks,
+        nbins,
+    )
+    series_cols.append((axis, on_name))
+    out = by_out + [(n, "dynamic") for n, _ in agg_names] + [(on_name, "dynamic")]
+    query = S.Select(
+        columns=series_cols, from_=per_bin.source(), group_by=[S.Col(n) for _, n in by_cols]
+    )
+    if not by_cols and not nonempty:
+        query.having = T("count() > 0")
+    return qc._new_cte(query, out)
+
+
+_OPERATORS[K.MvApply] = op_mv_apply
+_OPERATORS[K.MakeSeries] = op_make_series
