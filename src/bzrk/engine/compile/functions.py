@@ -1213,3 +1213,13 @@ def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("replace_strings", _replace_strings)
+
+
+def _register_geo() -> None:
+    from bzrk.engine.compile.geo import GEO_FUNCTIONS
+
+    for name, builder in GEO_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_geo()

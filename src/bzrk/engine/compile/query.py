@@ -1334,7 +1334,11 @@ def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relatio
     sub_types = dict(sub.columns)
     if rid not in sub_types:
         raise unsupported(op.subquery, "this mv-apply subquery is not supported")
-    original = [n for n, _ in relation.columns]
+    # Columns expanded in place belong to the subquery; the other input columns carry over.
+    in_place = {
+        _expr_name(i.item.expr) for i in op.items if not i.item.names and _expr_name(i.item.expr)
+    }
+    original = [n for n, _ in relation.columns if n not in in_place]
     expanded_names = [n for n, _ in expanded.columns]
     out_names = original + [n for n, _ in sub.columns if n not in original and n != rid]
     if all(n in sub_types for n in original):
@@ -1344,7 +1348,9 @@ def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relatio
     columns: list[tuple[S.Expr, str]] = []
     out = []
     for n in out_names:
-        if (n in sub_types and (n not in base_types or (n in expanded_names and n not in original))) or (
+        if (
+            n in sub_types and (n not in base_types or (n in expanded_names and n not in original))
+        ) or (
             n in sub_types
             and n in original
             and n not in [i.item.names[0] if i.item.names else "" for i in op.items]
