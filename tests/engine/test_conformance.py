@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 358,
-    "docs-tables.jsonl": 313,
-    "loco.jsonl": 401,
+    "docs-emulator.jsonl": 380,
+    "docs-tables.jsonl": 328,
+    "loco.jsonl": 403,
 }
 
 

@@ -719,8 +719,8 @@ class ExprCompiler:
         return Typed(
             T(
                 "concat('[', arrayStringConcat(arrayMap(b -> concat('[', arrayStringConcat(arraySlice({0}, b.1 + 1, b.2 - b.1), ','), ']'), "
-                "arrayZip(arrayConcat([0], arrayMap(i -> least(greatest(if(i < 0, length({0}) + i, i), 0), length({0})), {1})), "
-                "arrayConcat(arrayMap(i -> least(greatest(if(i < 0, length({0}) + i, i), 0), length({0})), {1}), [length({0})]))), ','), ']')",
+                "arrayZip(arrayConcat([toInt64(0)], arrayMap(i -> toInt64(least(greatest(if(i < 0, length({0}) + i, i), 0), length({0}))), {1})), "
+                "arrayConcat(arrayMap(i -> toInt64(least(greatest(if(i < 0, length({0}) + i, i), 0), length({0}))), {1}), [toInt64(length({0}))]))), ','), ']')",
                 arr,
                 indexes,
             ),
@@ -1026,6 +1026,17 @@ _SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "toscalar": _toscalar,
     "pack_all": _pack_all,
 }
+
+
+def _register_specials() -> None:
+    from bzrk.engine.compile.functions import _column_names_of
+
+    _SPECIAL["column_names_of"] = _column_names_of
+
+
 _WINDOW_FUNCTIONS = frozenset(
     {"prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min"}
 )
+
+
+_register_specials()

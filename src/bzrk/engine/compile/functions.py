@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.typed import (
     T,
     Typed,
@@ -924,19 +925,22 @@ def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         return Typed(text, "dynamic")
     kinds = {a.type for a in args}
     if kinds <= {"int", "long", "timespan"}:
-        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(1)
+        default_step = 36_000_000_000 if start.type == "timespan" else 1
+        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(default_step)
+        # Kusto caps range() at 1,048,576 elements.
         items = T(
-            "arrayMap(i -> toInt64({0} + i * {2}), range(0, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))))",
+            "arrayMap(i -> toInt64({0} + i * {2}), range(0, least(1048576, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1)))))",
             cast_to(start, "long").sql,
             cast_to(stop, "long").sql,
             step_sql,
         )
         if start.type == "timespan":
-            return Typed(T("toJSONString(arrayMap(t -> " + _TS_JSON + ", {0}))", items), "dynamic")
+            text = to_string(Typed(S.Col("t"), "timespan"))
+            return Typed(T("toJSONString(arrayMap(t -> {1}, {0}))", items, text), "dynamic")
         return Typed(T("toJSONString({0})", items), "dynamic")
     step_sql = cast_to(step, "real").sql if step is not None else S.Lit(1.0)
     items = T(
-        "arrayMap(i -> {0} + i * {2}, range(0, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))))",
+        "arrayMap(i -> {0} + i * {2}, range(0, least(1048576, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1)))))",
         cast_to(start, "real").sql,
         cast_to(stop, "real").sql,
         step_sql,
@@ -1145,49 +1149,28 @@ def _ip_regex_escape(x: S.Expr) -> S.Expr:
 
 
 def _has_ipv4(prefix: bool) -> Builder:
+    """IPv4 addresses are tokens between non-alphanumeric, non-dot characters, and must be valid."""
+
     def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-        source = to_string(args[0])
-        needles: list[S.Expr] = []
-        for a in args[1:]:
-            if a.type == "dynamic":
-                return Typed(
-                    T(
-                        "arrayExists(ip -> match({0}, concat('"
-                        + _IP_BOUNDARY_BEFORE
-                        + "', replaceAll(ip, '.', '\\\\.'), "
-                        + (
-                            "if(endsWith(ip, '.'), '', '" + _IP_BOUNDARY_AFTER + "')"
-                            if prefix
-                            else "'" + _IP_BOUNDARY_AFTER + "'"
-                        )
-                        + ")), arrayMap(x -> "
-                        + _DYN_TEXT_X
-                        + ", JSONExtractArrayRaw({1})))",
-                        source,
-                        a.sql,
-                    ),
-                    "bool",
-                )
-            needles.append(to_string(a))
-        parts = []
-        for needle in needles:
-            after = (
-                T("if(endsWith({0}, '.'), '', '" + _IP_BOUNDARY_AFTER + "')", needle)
-                if prefix
-                else S.Lit(_IP_BOUNDARY_AFTER)
+        tokens = T(
+            "arrayFilter(t -> isIPv4String(t), arrayMap(t -> trim(BOTH '.' FROM t), "
+            "splitByRegexp('[^0-9A-Za-z.]+', {0})))",
+            to_string(args[0]),
+        )
+        if len(args) == 2 and args[1].type == "dynamic":
+            needles: S.Expr = T(
+                "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[1].sql
             )
-            parts.append(
-                T(
-                    "match({0}, concat('" + _IP_BOUNDARY_BEFORE + "', {1}, {2}))",
-                    source,
-                    _ip_regex_escape(needle),
-                    after,
-                )
+        else:
+            needles = S.Func("array", [to_string(a) for a in args[1:]])
+        if prefix:
+            test = (
+                "arrayExists(n -> arrayExists(t -> startsWith(t, n) AND (endsWith(n, '.') OR length(t) = length(n) "
+                "OR substring(t, length(n) + 1, 1) = '.'), {0}), {1})"
             )
-        expr = parts[0]
-        for p in parts[1:]:
-            expr = S.BinOp("OR", expr, p)
-        return Typed(expr, "bool")
+        else:
+            test = "arrayExists(n -> isIPv4String(n) AND has({0}, n), {1})"
+        return Typed(T(test, tokens, needles), "bool")
 
     return build
 
@@ -1223,3 +1206,51 @@ def _register_geo() -> None:
 
 
 _register_geo()
+
+
+def _hash(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    value = to_string(x) if x.type in ("string", "dynamic") else x.sql
+    if x.type == "datetime":
+        # .NET hashes the ticks since 0001-01-01.
+        value = T("toInt64(reinterpretAsInt64({0}) + 621355968000000000)", x.sql)
+    hashed = T("reinterpretAsInt64(xxHash64({0}))", value)
+    if len(args) > 1:
+        return Typed(
+            T("positiveModulo({0}, toInt64({1}))", hashed, cast_to(args[1], "long").sql), "long"
+        )
+    return Typed(hashed, "long")
+
+
+reg("hash", _hash)
+reg("hash_combine", fn("reinterpretAsInt64(xxHash64(toInt64({0}), toInt64({1})))", "long"))
+
+
+def _column_names_of(c: ExprCompiler, node: K.Call) -> Typed:
+    compile_tabular = c.scope.lets.get("$tabular")
+    if compile_tabular is None or not node.args:
+        raise unsupported(node, "column_names_of needs a tabular argument")
+    relation = compile_tabular(node.args[0])
+    names = [n for n, _ in relation.columns if not n.startswith("__")]
+    import json
+
+    return Typed(S.Lit(json.dumps(names, separators=(",", ":"))), "dynamic")
+
+
+def _unicode_from_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Decode UTF-8 by hand: the code point of each character from its bytes.
+    text = to_string(args[0])
+    return Typed(
+        T(
+            "toJSONString(arrayMap(ch -> toInt64(multiIf(length(ch) = 1, reinterpretAsUInt8(ch), "
+            "length(ch) = 2, bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 31) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63), "
+            "length(ch) = 3, bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 15) * 4096 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 3, 1)), 63), "
+            "bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 7) * 262144 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63) * 4096 + bitAnd(reinterpretAsUInt8(substring(ch, 3, 1)), 63) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 4, 1)), 63))), "
+            "extractAll({0}, '.')))",
+            text,
+        ),
+        "dynamic",
+    )
+
+
+reg("unicode_codepoints_from_string", _unicode_from_string)

@@ -77,8 +77,15 @@ class UserFunction:
 class QueryCompiler:
     """Compiles one parsed KQL query."""
 
-    def __init__(self, resolver: TableResolver | None = None) -> None:
+    def __init__(
+        self,
+        resolver: TableResolver | None = None,
+        probe: Callable[[str], list[dict[str, Any]]] | None = None,
+    ) -> None:
         self.resolver = resolver or TableResolver()
+        # Runs a discovery query while compiling, for operators whose output schema depends
+        # on the data (bag_unpack); None means such operators are rejected.
+        self.probe = probe
         self.ctes: list[tuple[str, S.Query]] = []
         self._counter = itertools.count()
         self.visualization: Visualization | None = None
@@ -137,8 +144,11 @@ class QueryCompiler:
             return self.tabular(value)
         try:
             return ExprCompiler(Scope(lets=self.lets)).compile(value)
-        except CompileError:
-            return self.tabular(value)
+        except CompileError as scalar_error:
+            try:
+                return self.tabular(value)
+            except CompileError:
+                raise scalar_error from None
 
     def _looks_tabular(self, node: K.Expr) -> bool:
         if isinstance(node, K.Pipeline):
@@ -1463,3 +1473,100 @@ def op_make_series(qc: QueryCompiler, op: K.MakeSeries, relation: Relation) -> R
 
 _OPERATORS[K.MvApply] = op_mv_apply
 _OPERATORS[K.MakeSeries] = op_make_series
+
+
+_JSON_TYPE_TO_KQL = {
+    "Int64": "long",
+    "UInt64": "long",
+    "Double": "real",
+    "String": "string",
+    "Bool": "bool",
+}
+
+
+def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    name = op.plugin.name.lower()
+    if name == "bag_unpack":
+        return _bag_unpack(qc, op, relation)
+    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
+
+
+def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    args = [a for a in op.plugin.args if not isinstance(a, K.NamedArg)]
+    named = {a.name.lower(): a.value for a in op.plugin.args if isinstance(a, K.NamedArg)}
+    if not args:
+        raise unsupported(op.plugin, "bag_unpack needs a column", code="WrongArgumentCount")
+    scope = relation.scope(qc.lets)
+    bag = ExprCompiler(scope).compile(args[0])
+    bag_name = _expr_name(args[0])
+    prefix = ""
+    if len(args) > 1 and isinstance(args[1], K.Literal) and isinstance(args[1].value, str):
+        prefix = args[1].value
+    conflict_node = named.get("columnsconflict")
+    conflict = conflict_node.value if isinstance(conflict_node, K.Literal) else "error"
+    ignored: set[str] = set()
+    ignored_node = named.get("ignoredproperties")
+    if isinstance(ignored_node, K.Literal) and isinstance(ignored_node.value, list):
+        ignored = {str(v) for v in ignored_node.value}
+    if op.schema:
+        keys = [
+            (c.name, normalize_kql_type(c.type))
+            for c in op.schema
+            if c.name not in dict(relation.columns)
+        ]
+    else:
+        if qc.probe is None:
+            raise unsupported(op, "bag_unpack needs a discovery query, which is not available here")
+        discovery = S.Select(
+            columns=[(T("kv.1"), "k"), (T("groupUniqArray(toString(JSONType(kv.2)))"), "types")],
+            from_=S.Subquery(
+                S.Select(
+                    columns=[
+                        (
+                            T("arrayJoin(JSONExtractKeysAndValuesRaw(ifNull({0}, '')))", bag.sql),
+                            "kv",
+                        )
+                    ],
+                    from_=relation.source(),
+                )
+            ),
+            group_by=[T("kv.1")],
+            order_by=[(S.Col("k"), False, False)],
+            ctes=list(qc.ctes),
+        )
+        keys = []
+        for row in qc.probe(S.render(discovery)):
+            kinds = [t for t in row["types"] if t != "Null"]
+            kql_type = _JSON_TYPE_TO_KQL.get(kinds[0], "dynamic") if len(kinds) == 1 else "dynamic"
+            keys.append((str(row["k"]), kql_type))
+    keys = [(k, t) for k, t in keys if k not in ignored]
+    existing = [(n, t) for n, t in relation.columns if n != bag_name]
+    existing_names = {n for n, _ in existing}
+    values: dict[str, Typed] = {}
+    for key, kql_type in keys:
+        column = prefix + key
+        raw = T("nullIf(JSONExtractRaw(ifNull({0}, ''), {1}), '')", bag.sql, S.Lit(key))
+        values[column] = cast_to(Typed(raw, "dynamic"), kql_type)
+        if column in existing_names and conflict == "error":
+            raise unsupported(
+                op, f"bag_unpack: column '{column}' already exists", code="InvalidArgument"
+            )
+    columns: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    for n, t in existing:
+        if n in values and conflict == "replace_source":
+            columns.append((values[n].sql, n))
+            out.append((n, values[n].type))
+        else:
+            columns.append((S.Col(n), n))
+            out.append((n, t))
+    for n, value in values.items():
+        if n in existing_names:
+            continue
+        columns.append((value.sql, n))
+        out.append((n, value.type))
+    return qc._select(relation, columns, out)
+
+
+_OPERATORS[K.Evaluate] = op_evaluate
