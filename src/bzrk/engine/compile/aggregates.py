@@ -29,7 +29,7 @@ NAME_PREFIX = {
     "make_set_if": "set",
     "make_bag": "bag",
     "make_bag_if": "bag",
-    "take_any": "any",
+    "take_any": "",
     "take_anyif": "anyif",
     "dcount_hll": "dcount_hll",
 }
@@ -232,11 +232,11 @@ def _statif(fname: str) -> AggBuilder:
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
-    p = cast_to(a[1], "real").sql
-    if not isinstance(p, S.Template) or not p.args or not isinstance(p.args[0], S.Lit):
-        pv = p
+    point = n.args[1] if len(n.args) > 1 else None
+    if isinstance(point, K.Literal) and isinstance(point.value, int | float):
+        pv: S.Expr = S.Lit(float(point.value) / 100.0)
     else:
-        pv = S.Lit(float(p.args[0].value) / 100.0)
+        pv = T("({0} / 100.0)", cast_to(a[1], "real").sql)
     if x.type == "datetime":
         return Typed(
             T(
@@ -248,7 +248,9 @@ def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     return Typed(
         S.Func("quantileExactLow", [x.sql], params=[pv]),
-        x.type if x.type in ("int", "long", "real", "timespan") else "real",
+        "long"
+        if x.type == "int"
+        else (x.type if x.type in ("long", "real", "timespan") else "real"),
     )
 
 
@@ -316,6 +318,8 @@ def default_name(call: K.Call) -> str:
     prefix = NAME_PREFIX.get(call.name, call.name)
     first = call.args[0] if call.args else None
     column = first.name if isinstance(first, K.NameRef) else ""
+    if not prefix:  # take_any(x) keeps the column's own name
+        return column or "any_"
     return f"{prefix}_{column}"
 
 

@@ -121,6 +121,8 @@ class ExprCompiler:
         if node.op == "-":
             if value.type == "string":
                 raise unsupported(node, "cannot negate a string")
+            if value.type == "int":
+                return Typed(T("toInt64(-{0})", value.sql), "long")
             return Typed(S.Neg(value.sql), value.type)
         return value
 
@@ -184,6 +186,10 @@ class ExprCompiler:
             return Typed(from_ticks(S.BinOp("+", ticks(b.sql), a.sql)), "datetime")
         if ta == "datetime" and tb == "datetime" and op == "-":
             return Typed(S.BinOp("-", ticks(a.sql), ticks(b.sql)), "timespan")
+        if ta == "datetime" and tb == "timespan" and op == "%":
+            return Typed(
+                T("if({1} = 0, NULL, positiveModulo({0}, {1}))", ticks(a.sql), b.sql), "timespan"
+            )
         if ta == "timespan" and tb == "timespan":
             if op in ("+", "-"):
                 return Typed(S.BinOp(op, a.sql, b.sql), "timespan")
@@ -206,19 +212,14 @@ class ExprCompiler:
         result = widest(ta, tb)
         if result in ("int", "long"):
             if op == "/":
-                return Typed(
-                    T("intDivOrNull({0}, {1})", a.sql, b.sql)
-                    if False
-                    else T("if({1} = 0, NULL, intDiv({0}, {1}))", a.sql, b.sql),
-                    "long" if result == "long" else "int",
-                )
+                return Typed(T("if({1} = 0, NULL, intDiv({0}, {1}))", a.sql, b.sql), "long")
             if op == "%":
                 # Kusto's % is never negative: -14 % 12 == 10 and 14 % -12 == 2.
                 return Typed(
-                    T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), result
+                    T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), "long"
                 )
-            cast = "toInt64" if result == "long" else "toInt32"
-            return Typed(T(cast + "({0})", S.BinOp(op, a.sql, b.sql)), result)
+            # Kusto promotes int arithmetic to long.
+            return Typed(T("toInt64({0})", S.BinOp(op, a.sql, b.sql)), "long")
         if result == "decimal":
             return Typed(T("toDecimal128({0}, 18)", S.BinOp(op, a.sql, b.sql)), "decimal")
         fa, fb = cast_to(a, "real").sql, cast_to(b, "real").sql
@@ -538,18 +539,19 @@ class ExprCompiler:
             return value
         if value.type == "string":
             if isinstance(value.sql, S.Lit) and isinstance(value.sql.value, str):
+                if not value.sql.value.strip():
+                    return literal("dynamic", None)
                 try:
                     parsed = json.loads(value.sql.value)
                 except ValueError:
                     return Typed(T("toJSONString({0})", value.sql), "dynamic")
                 return literal("dynamic", parsed)
+            # Empty text is null; text that is not JSON stays a string value.
             return Typed(
                 T(
-                    "if(isValidJSON({0}), toJSONString(JSONExtract({0}, 'JSON')), toJSONString({0}))",
+                    "if(trimBoth({0}) = '', NULL, if(isValidJSON({0}), {0}, toJSONString({0})))",
                     value.sql,
-                )
-                if False
-                else T("if(isValidJSON({0}), {0}, toJSONString({0}))", value.sql),
+                ),
                 "dynamic",
             )
         return Typed(to_json(value), "dynamic")
@@ -970,8 +972,8 @@ def _format_timespan_sql(ts: S.Expr, pattern: str) -> S.Expr:
 
 
 def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
-    name_node = node.args[0]
-    name = name_node.value if isinstance(name_node, K.Literal) else None
+    name_value = c.compile(node.args[0])
+    name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
     if isinstance(name, str) and name in c.scope.columns:
         return c.scope.columns[name]
     return c.compile(node.args[1])
@@ -1013,7 +1015,7 @@ def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
         return Typed(
             T(
                 "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
-                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"', '{{}}', '[]'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
                 bag.sql,
             ),
             "dynamic",

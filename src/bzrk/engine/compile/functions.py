@@ -83,7 +83,6 @@ reg("toupper", fn("upperUTF8({0})", "string", "s"))
 reg("tolower", fn("lowerUTF8({0})", "string", "s"))
 reg("reverse", fn("reverseUTF8({0})", "string", "s"))
 reg("strrep", fn("repeat({0}, toUInt64(greatest({1}, 0)))", "string", "sl"))
-reg("repeat", fn("toJSONString(arrayResize(emptyArrayString(), 0))", "dynamic"))
 reg("replace_string", fn("replaceAll({0}, {1}, {2})", "string", "s"))
 reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", "string", "s"))
 reg("url_encode url_encode_component", fn("encodeURLComponent({0})", "string", "s"))
@@ -181,17 +180,10 @@ reg("trim_end", _trim("end"))
 
 def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, group, s = to_string(args[0]), cast_to(args[1], "long").sql, to_string(args[2])
-    text = T(
-        "if(match({1}, {0}), arrayElement(arrayConcat([extract({1}, {0})], extractGroups({1}, {0})), "
-        "toInt64({2}) + 1), NULL)",
-        regex,
-        s,
-        group,
-    )
-    # extract(r, 0, s) is the whole match; groups follow.
+    # Group 0 is the whole match; a group past the pattern's groups is empty, not an error.
     text = T(
         "if(match({1}, {0}), if(toInt64({2}) = 0, regexpExtract({1}, {0}, 0), "
-        "regexpExtract({1}, {0}, toInt64({2}))), '')",
+        "arrayElement(extractGroups({1}, {0}), toInt64({2}))), '')",
         regex,
         s,
         group,
@@ -202,59 +194,21 @@ def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("extract", _extract)
-reg(
-    "extract_all",
-    fn(
-        "toJSONString(if(length(extractGroups({1}, {0})) > 0, "
-        "CAST(extractAllGroups({1}, {0}) AS Array(Array(String))), "
-        "arrayMap(x -> [x], extractAll({1}, {0}))))",
-        "dynamic",
-        "s",
-    ),
-)
-
-
-def _extract_all(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    regex, s = to_string(args[0]), to_string(args[-1])
-    return Typed(
-        T(
-            "toJSONString(if(countMatches({0}, '\\\\(') - countMatches({0}, '\\\\(\\\\?') - "
-            "countMatches({0}, '\\\\\\\\\\\\(') > 1, "
-            "CAST(arrayMap(g -> CAST(g AS Array(Nullable(String))), extractAllGroupsHorizontal({1}, {0})) AS Array(Array(Nullable(String)))), "
-            "[]) )",
-            regex,
-            s,
-        ),
-        "dynamic",
-    )
 
 
 def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, s = to_string(args[0]), to_string(args[-1])
     groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
-    return (
-        Typed(
-            T(
-                "toJSONString(if(length({0}) > 0 AND length({0}[1]) = 1, "
-                "CAST(arrayMap(g -> g[1], {0}) AS Array(String)), "
-                "CAST([] AS Array(String))))",
-                groups,
-            ),
-            "dynamic",
-        )
-        if False
-        else Typed(
-            T(
-                "if(length(extractAllGroupsVertical({1}, {0})) = 0, "
-                "if(position({0}, '(') = 0, toJSONString(extractAll({1}, {0})), '[]'), "
-                "if(length(extractAllGroupsVertical({1}, {0})[1]) = 1, "
-                "toJSONString(arrayMap(g -> g[1], extractAllGroupsVertical({1}, {0}))), "
-                "toJSONString(extractAllGroupsVertical({1}, {0}))))",
-                regex,
-                s,
-            ),
-            "dynamic",
-        )
+    # No group: all whole matches; one group: its values; several: one array per match.
+    return Typed(
+        T(
+            "if(length({0}) = 0, if(position({1}, '(') = 0, toJSONString(extractAll({2}, {1})), '[]'), "
+            "if(length({0}[1]) = 1, toJSONString(arrayMap(g -> g[1], {0})), toJSONString({0})))",
+            groups,
+            regex,
+            s,
+        ),
+        "dynamic",
     )
 
 
@@ -443,7 +397,7 @@ reg("max_of", _minmax_of("greatest"))
 reg("min_of", _minmax_of("least"))
 
 # --- math ------------------------------------------------------------------------------------
-reg("abs", fn("abs({0})", same()))
+reg("abs", fn("abs({0})", lambda a: "long" if a[0].type == "int" else a[0].type))
 reg("sqrt", fn("if({0} < 0, nan, sqrt({0}))", "real", "r"))
 reg("exp", fn("exp({0})", "real", "r"))
 reg("exp2", fn("exp2({0})", "real", "r"))
@@ -500,62 +454,28 @@ reg("ceiling", _ceiling)
 
 
 def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = None) -> Typed:
-    """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers."""
+    """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers.
+
+    A zero bin size gives null, as in Kusto.
+    """
+    bucket = (
+        "if(toInt64({2}) = 0, NULL, {1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2})))"
+    )
     if value.type == "datetime":
         step = size.sql if size.type == "timespan" else cast_to(size, "long").sql
         origin = ticks(at.sql) if at is not None and at.type == "datetime" else lit(0)
-        return (
-            Typed(
-                from_ticks(
-                    T(
-                        "{1} + intDiv({0} - {1} - if(positiveModulo({0} - {1}, {2}) != 0 AND {0} - {1} < 0, {2}, 0), {2}) * {2}",
-                        ticks(value.sql),
-                        origin,
-                        step,
-                    )
-                ),
-                "datetime",
-            )
-            if False
-            else Typed(
-                from_ticks(
-                    T(
-                        "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
-                        ticks(value.sql),
-                        origin,
-                        step,
-                    )
-                ),
-                "datetime",
-            )
-        )
+        return Typed(from_ticks(T(bucket, ticks(value.sql), origin, step)), "datetime")
     if value.type == "timespan":
-        step = size.sql
         origin = at.sql if at is not None else lit(0)
-        return Typed(
-            T(
-                "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
-                value.sql,
-                origin,
-                step,
-            ),
-            "timespan",
-        )
+        return Typed(T(bucket, value.sql, origin, size.sql), "timespan")
     if value.type in ("int", "long") and size.type in ("int", "long"):
         origin = at.sql if at is not None else lit(0)
-        return Typed(
-            T(
-                "toInt64({1} + ({0} - {1}) - positiveModulo({0} - {1}, {2}))",
-                value.sql,
-                origin,
-                size.sql,
-            ),
-            "long" if value.type == "long" else value.type,
-        )
+        return Typed(T("toInt64(" + bucket + ")", value.sql, origin, size.sql), "long")
     x = cast_to(value, "real").sql
     origin = cast_to(at, "real").sql if at is not None else lit(0.0)
+    step = cast_to(size, "real").sql
     return Typed(
-        T("({1} + floor(({0} - {1}) / {2}) * {2})", x, origin, cast_to(size, "real").sql), "real"
+        T("if({2} = 0, NULL, {1} + floor(({0} - {1}) / {2}) * {2})", x, origin, step), "real"
     )
 
 
@@ -684,6 +604,8 @@ def _bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
             )
         )
     arr = S.Func("array", parts) if parts else T("emptyArrayString()")
+    # An empty key drops its pair.
+    arr = T("arrayFilter(p -> NOT startsWith(p, '\"\":'), {0})", arr)
     return Typed(T("concat('{{', arrayStringConcat({0}, ','), '}}')", arr), "dynamic")
 
 
@@ -1254,3 +1176,58 @@ def _unicode_from_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Ty
 
 
 reg("unicode_codepoints_from_string", _unicode_from_string)
+
+
+def _repeat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    item = json_or_null_literal(args[0])
+    count = cast_to(args[1], "long").sql
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), ','), ']')",
+            item,
+            count,
+        ),
+        "dynamic",
+    )
+
+
+reg("repeat", _repeat)
+reg(
+    "around",
+    lambda c, a, n: Typed(
+        T(
+            "(abs({0} - {1}) <= {2})",
+            cast_to(a[0], "real").sql,
+            cast_to(a[1], "real").sql,
+            cast_to(a[2], "real").sql,
+        ),
+        "bool",
+    ),
+)
+
+
+def _countof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    text, needle = to_string(args[0]), to_string(args[1])
+    kind = args[2].sql.value if len(args) > 2 and isinstance(args[2].sql, S.Lit) else "normal"
+    if kind == "regex":
+        return Typed(T("toInt64(countMatches({0}, {1}))", text, needle), "long")
+    return Typed(T("toInt64(countSubstrings({0}, {1}))", text, needle), "long")
+
+
+reg("countof", _countof)
+
+
+def _url_encode(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # .NET's encoding: lower-case hex; url_encode turns spaces into '+'.
+    text = to_string(args[0])
+    encoded = T(
+        "arrayStringConcat(arrayMap(b -> if(match(b, '^[A-Za-z0-9._~-]$'), b, concat('%', lower(hex(b)))), "
+        "splitByString('', {0})), '')",
+        text,
+    )
+    if node.name == "url_encode":
+        encoded = T("replaceAll({0}, '%20', '+')", encoded)
+    return Typed(encoded, "string")
+
+
+reg("url_encode url_encode_component", _url_encode)

@@ -846,7 +846,9 @@ def _const(node: K.Expr) -> Any:
     raise unsupported(node, "expected a constant")
 
 
-def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relation:
+def op_mv_expand(
+    qc: QueryCompiler, op: K.MvExpand, relation: Relation, *, keep_null: bool = True
+) -> Relation:
     relation = _strip_rn(qc, relation)
     scope = relation.scope(qc.lets)
     params = {p.name: p.value for p in op.params}
@@ -876,7 +878,9 @@ def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relat
         )
         arrays.append(
             T(
-                "multiIf(isNull({0}), emptyArrayString(), JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), JSONType({0}) = 'Object', "
+                "multiIf(isNull({0}), "
+                + ("['null']" if keep_null else "emptyArrayString()")
+                + ", JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), JSONType({0}) = 'Object', "
                 + bag
                 + ", [{0}])",
                 json_value,
@@ -1090,6 +1094,8 @@ def op_join(qc: QueryCompiler, op: K.Join | K.Lookup, relation: Relation) -> Rel
                 sql_kind in ("RIGHT", "FULL") and n in same_name_keys and isinstance(op, K.Lookup)
             ):
                 pass
+            if t == "string" and sql_kind in ("RIGHT", "FULL"):
+                expr = T("ifNull({0}, '')", expr)
             columns.append((expr, n))
             out.append((n, t))
             used.add(n)
@@ -1099,7 +1105,10 @@ def op_join(qc: QueryCompiler, op: K.Join | K.Lookup, relation: Relation) -> Rel
                 continue
             name = _unique(n, used)
             used.add(name)
-            columns.append((S.Col(n, "R"), name))
+            right_expr: S.Expr = S.Col(n, "R")
+            if t == "string" and sql_kind in ("LEFT", "FULL"):
+                right_expr = T("ifNull({0}, '')", right_expr)
+            columns.append((right_expr, name))
             out.append((name, t))
     query = S.Select(
         columns=columns,
@@ -1334,7 +1343,8 @@ def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relatio
     base_cols = [(S.Col(n), n) for n, _ in relation.columns] + [(T("rowNumberInAllBlocks()"), rid)]
     base = qc._select(relation, base_cols, [*relation.columns, (rid, "long")])
     expand = K.MvExpand(op.span, op.params, op.items, op.limit)
-    expanded = op_mv_expand(qc, expand, base)
+    # mv-expand keeps a row for a null array; mv-apply gives such a row no subtable at all.
+    expanded = op_mv_expand(qc, expand, base, keep_null=False)
     saved = qc.partition
     qc.partition = rid
     try:
