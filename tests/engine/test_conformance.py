@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 384,
-    "docs-tables.jsonl": 332,
-    "loco.jsonl": 430,
+    "docs-emulator.jsonl": 402,
+    "docs-tables.jsonl": 352,
+    "loco.jsonl": 431,
 }
 
 

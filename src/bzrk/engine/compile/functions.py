@@ -144,13 +144,25 @@ reg("substring", _substring)
 
 def _indexof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     s, needle = to_string(args[0]), to_string(args[1])
-    start = cast_to(args[2], "long").sql if len(args) > 2 else lit(0)
+    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
+    # A negative start counts from the end; matches must start inside [start, start + length).
+    begin = T("if({0} < 0, greatest(toInt64(lengthUTF8({1})) + {0}, 0), {0})", start, s)
+    hits = T(
+        "arrayFilter(p -> p >= {2} AND ({3} < 0 OR p < {2} + {3}), arrayDistinct(arrayFilter(p -> p >= 0, "
+        "arrayMap(i -> toInt64(positionUTF8({0}, {1}, toUInt64(i))) - 1, range(1, toUInt64(lengthUTF8({0})) + 2)))))",
+        s,
+        needle,
+        begin,
+        length,
+    )
     return Typed(
         T(
-            "if({1} = '' , toInt64({2}), toInt64(positionUTF8({0}, {1}, toUInt64(greatest({2}, 0) + 1))) - 1)",
-            s,
+            "if({2} < 1, NULL, if(length({0}) >= {2}, {0}[{2}], toInt64(-1)))",
+            hits,
             needle,
-            start,
+            occurrence,
         ),
         "long",
     )
@@ -267,7 +279,9 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":
-                return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+                return Typed(
+                    T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime"
+                )
             if kql_type == "timespan":
                 return c.parse_timespan(text)
             if kql_type == "guid":
@@ -665,15 +679,10 @@ reg("array_rotate_left", _array_fn("arrayRotateLeft({0}, toInt64({1}))"))
 reg("array_rotate_right", _array_fn("arrayRotateRight({0}, toInt64({1}))"))
 reg(
     "array_index_of",
-    lambda c, a, n: Typed(
-        T(
-            "toInt64(indexOf(JSONExtractArrayRaw({0}), {1})) - 1",
-            a[0].sql,
-            json_or_null_literal(a[1]),
-        ),
-        "long",
-    ),
+    lambda c, a, n: _array_index_of(a),
 )
+
+
 reg(
     "array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))", "real")
 )
@@ -740,11 +749,36 @@ reg(
 reg(
     "bag_keys",
     fn(
-        "concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), JSONExtractKeys({0})), ','), ']')",
+        "if(JSONType(ifNull({0}, '')) = 'Object', concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), "
+        "JSONExtractKeys({0})), ','), ']'), NULL)",
         "dynamic",
     ),
 )
-reg("bag_has_key", lambda c, a, n: Typed(T("JSONHas({0}, {1})", a[0].sql, to_string(a[1])), "bool"))
+
+
+def _json_path(key: Typed) -> list[S.Expr]:
+    """A bag key or a constant JSONPath (`$.a.b`, `$['a']`) as JSON* function path arguments."""
+    if (
+        isinstance(key.sql, S.Lit)
+        and isinstance(key.sql.value, str)
+        and key.sql.value.startswith("$")
+    ):
+        import re as _re
+
+        parts = _re.findall(r"\.([^.\[]+)|\['([^']*)'\]|\[(\d+)\]", key.sql.value[1:])
+        out: list[S.Expr] = []
+        for name, quoted, index in parts:
+            out.append(S.Lit(int(index) + 1) if index else S.Lit(name or quoted))
+        return out
+    return [to_string(key)]
+
+
+reg(
+    "bag_has_key",
+    lambda c, a, n: Typed(
+        S.Func("JSONHas", [T("ifNull({0}, '')", a[0].sql), *_json_path(a[1])]), "bool"
+    ),
+)
 reg("bag_merge", lambda c, a, n: c.bag_merge(a))
 reg(
     "bag_remove_keys",
@@ -785,7 +819,6 @@ _DYN_TEXT_X = "if(x = 'null', '', if(JSONType(x) = 'String', JSONExtractString(x
 _DYN_TEXT_K = "if(JSONType(k) = 'String', JSONExtractString(k), k)"
 
 # --- hashes, guids, misc ---------------------------------------------------------------------
-reg("hash_xxhash64", fn("reinterpretAsInt64(xxHash64({0}))", "long", "s"))
 reg("new_guid", fn("generateUUIDv4()", "guid"))
 reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))", "long"))
 reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))", "long"))
@@ -891,15 +924,14 @@ reg("bag_zip", _bag_zip)
 
 
 def _codepoints_to_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    if len(args) == 1 and args[0].type == "dynamic":
-        points = T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", args[0].sql)
-    else:
-        points = S.Func("array", [T("toUInt32({0})", cast_to(a, "long").sql) for a in args])
-    return (
-        Typed(T("arrayStringConcat(arrayMap(p -> char(p), {0}))", points), "string")
-        if False
-        else Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
-    )
+    parts = [
+        T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", a.sql)
+        if a.type == "dynamic"
+        else T("[toUInt32({0})]", cast_to(a, "long").sql)
+        for a in args
+    ]
+    points = S.Func("arrayConcat", parts) if len(parts) > 1 else parts[0]
+    return Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
 
 
 # char() emits single bytes; build the UTF-8 encoding of each code point by hand.
@@ -1019,28 +1051,24 @@ reg(
     "parse_ipv4_mask",
     lambda c, a, n: Typed(_ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql), "long"),
 )
-reg(
-    "ipv4_compare",
-    lambda c, a, n: Typed(
-        T(
-            "toInt64(sign({0} - {1}))",
-            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-        ),
-        "long",
-    ),
-)
-reg(
-    "ipv4_is_match",
-    lambda c, a, n: Typed(
-        T(
-            "({0} = {1})",
-            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-        ),
-        "bool",
-    ),
-)
+
+
+def _ipv4_pair(a: list[Typed]) -> tuple[S.Expr, S.Expr]:
+    """Both addresses masked by the shorter of their prefixes (and the explicit one, if given)."""
+    left, right = to_string(a[0]), to_string(a[1])
+    bits: S.Expr = T(
+        "least(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32), "
+        "if(position({1}, '/') > 0, toInt64OrZero(splitByChar('/', {1})[2]), 32))",
+        left,
+        right,
+    )
+    if len(a) > 2:
+        bits = T("least({0}, toInt64({1}))", bits, cast_to(a[2], "long").sql)
+    return _ipv4_masked(left, bits), _ipv4_masked(right, bits)
+
+
+reg("ipv4_compare", lambda c, a, n: Typed(T("toInt64(sign({0} - {1}))", *_ipv4_pair(a)), "long"))
+reg("ipv4_is_match", lambda c, a, n: Typed(T("({0} = {1})", *_ipv4_pair(a)), "bool"))
 reg(
     "ipv4_netmask_suffix",
     lambda c, a, n: Typed(
@@ -1086,10 +1114,7 @@ def _has_ipv4(prefix: bool) -> Builder:
         else:
             needles = S.Func("array", [to_string(a) for a in args[1:]])
         if prefix:
-            test = (
-                "arrayExists(n -> arrayExists(t -> startsWith(t, n) AND (endsWith(n, '.') OR length(t) = length(n) "
-                "OR substring(t, length(n) + 1, 1) = '.'), {0}), {1})"
-            )
+            test = "arrayExists(n -> arrayExists(t -> if(endsWith(n, '.'), startsWith(t, n), t = n), {0}), {1})"
         else:
             test = "arrayExists(n -> isIPv4String(n) AND has({0}, n), {1})"
         return Typed(T(test, tokens, needles), "bool")
@@ -1144,7 +1169,7 @@ def _hash(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     return Typed(hashed, "long")
 
 
-reg("hash", _hash)
+reg("hash hash_xxhash64", _hash)
 reg("hash_combine", fn("reinterpretAsInt64(xxHash64(toInt64({0}), toInt64({1})))", "long"))
 
 
@@ -1192,18 +1217,18 @@ def _repeat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("repeat", _repeat)
-reg(
-    "around",
-    lambda c, a, n: Typed(
-        T(
-            "(abs({0} - {1}) <= {2})",
-            cast_to(a[0], "real").sql,
-            cast_to(a[1], "real").sql,
-            cast_to(a[2], "real").sql,
-        ),
-        "bool",
-    ),
-)
+
+
+def _around(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    if a[0].type == "datetime":
+        return Typed(
+            T("(abs({0} - {1}) <= {2})", ticks(a[0].sql), ticks(a[1].sql), a[2].sql), "bool"
+        )
+    values = [cast_to(x, "real").sql for x in a[:3]]
+    return Typed(T("(abs({0} - {1}) <= {2})", *values), "bool")
+
+
+reg("around", _around)
 
 
 def _countof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -1231,3 +1256,28 @@ def _url_encode(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("url_encode url_encode_component", _url_encode)
+
+
+def _array_index_of(a: list[Typed]) -> Typed:
+    items = T("JSONExtractArrayRaw({0})", a[0].sql)
+    start = T("toInt64({0})", cast_to(a[2], "long").sql) if len(a) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(a[3], "long").sql) if len(a) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(a[4], "long").sql) if len(a) > 4 else lit(1)
+    begin = T("if({0} < 0, greatest(toInt64(length({1})) + {0}, 0), {0})", start, items)
+    hits = T(
+        "arrayFilter(i -> {1}[i + 1] = {2} AND i >= {3} AND ({4} < 0 OR i < {3} + {4}), "
+        "range(0, toUInt64(length({1}))))",
+        lit(0),
+        items,
+        json_or_null_literal(a[1]),
+        begin,
+        length,
+    )
+    return Typed(
+        T(
+            "if({1} < 1, NULL, if(length({0}) >= {1}, toInt64({0}[{1}]), toInt64(-1)))",
+            hits,
+            occurrence,
+        ),
+        "long",
+    )

@@ -852,7 +852,7 @@ def op_mv_expand(
     relation = _strip_rn(qc, relation)
     scope = relation.scope(qc.lets)
     params = {p.name: p.value for p in op.params}
-    bag_array = False
+    bag_array = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "array"
     if "bagexpansion" in params:
         bag_array = (
             isinstance(params["bagexpansion"], K.NameRef) and params["bagexpansion"].name == "array"

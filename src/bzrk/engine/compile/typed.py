@@ -174,7 +174,7 @@ def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
             "bool",
         )
     if kql_type == "datetime":
-        return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+        return Typed(T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime")
     if kql_type == "timespan":
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":
