@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 402,
-    "docs-tables.jsonl": 352,
+    "docs-emulator.jsonl": 415,
+    "docs-tables.jsonl": 366,
     "loco.jsonl": 431,
 }
 

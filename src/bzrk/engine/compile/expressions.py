@@ -127,7 +127,8 @@ class ExprCompiler:
         return value
 
     def _TypeOf(self, node: K.TypeOf) -> Typed:
-        raise unsupported(node, "typeof() is only valid as a type argument")
+        # Only meaningful as a type argument (extract(..., typeof(int))); builders read the node.
+        return Typed(lit(node.type), "string")
 
     # --- dynamic access ------------------------------------------------------------------
 
@@ -987,10 +988,13 @@ def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
     compile_tabular = c.scope.lets.get("$tabular")
     if compile_tabular is None or not node.args:
         raise unsupported(node, "toscalar needs a tabular argument")
-    try:
+    if isinstance(node.args[0], K.Pipeline):
         relation = compile_tabular(node.args[0])
-    except CompileError:
-        return c.compile(node.args[0])
+    else:
+        try:
+            relation = compile_tabular(node.args[0])
+        except CompileError:
+            return c.compile(node.args[0])
     name, kql_type = relation.columns[0]
     query = S.Select(columns=[(S.Col(name), None)], from_=relation.source(), limit=lit(1))
     return Typed(S.ScalarSubquery(query), kql_type)

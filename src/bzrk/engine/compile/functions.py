@@ -88,7 +88,10 @@ reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", "string", "s"))
 reg("url_encode url_encode_component", fn("encodeURLComponent({0})", "string", "s"))
 reg("url_decode", fn("decodeURLComponent({0})", "string", "s"))
 reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", "string", "s"))
-reg("base64_decode_tostring base64_decodestring", fn("tryBase64Decode({0})", "string", "s"))
+reg(
+    "base64_decode_tostring base64_decodestring",
+    fn("if(isValidUTF8(tryBase64Decode({0})), tryBase64Decode({0}), '')", "string", "s"),
+)
 reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", "long", "s"))
 reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", "bool", "s"))
 reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
@@ -1281,3 +1284,88 @@ def _array_index_of(a: list[Typed]) -> Typed:
         ),
         "long",
     )
+
+
+# --- more strings, encodings, math ----------------------------------------------------------
+reg("string_size", fn("toInt64(length({0}))", "long", "s"))
+reg("erf", fn("erf({0})", "real", "r"))
+reg("erfc", fn("erfc({0})", "real", "r"))
+reg(
+    "base64_decode_toarray",
+    fn(
+        "if(tryBase64Decode({0}) = '' AND {0} != '', NULL, toJSONString(arrayMap(ch -> toInt64(reinterpretAsUInt8(ch)), splitByString('', tryBase64Decode({0})))))",
+        "dynamic",
+        "s",
+    ),
+)
+reg(
+    "base64_encode_fromarray",
+    fn(
+        "base64Encode(arrayStringConcat(arrayMap(x -> char(toUInt8OrZero(x)), JSONExtractArrayRaw({0}))))",
+        "string",
+    ),
+)
+
+
+def _base64_from_guid(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    if args[0].type != "guid":
+        raise unsupported(node, "base64_encode_fromguid expects a guid", code="TypeMismatch")
+    return Typed(T("base64Encode(UUIDStringToNum(toString({0}), 2))", args[0].sql), "string")
+
+
+reg("base64_encode_fromguid", _base64_from_guid)
+reg(
+    "base64_decode_toguid",
+    fn(
+        "if(length(tryBase64Decode({0})) = 16, UUIDNumToString(tryBase64Decode({0}), 2), NULL)",
+        "guid",
+        "s",
+    ),
+)
+reg(
+    "format_ipv4_mask",
+    lambda c, a, n: Typed(
+        T(
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, '', concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
+            to_string(a[0]),
+            _ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql if len(a) > 1 else None),
+            T(
+                "least(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32), {1})",
+                to_string(a[0]),
+                cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
+            ),
+        ),
+        "string",
+    ),
+)
+reg(
+    "parse_urlquery",
+    fn(
+        "concat('{{\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (decodeURLComponent(splitByChar('=', kv)[1]), decodeURLComponent(arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '='))), splitByChar('&', replaceRegexpOne({0}, '^.*\\?', ''))), 'Map(String, String)')), '}}')",
+        "dynamic",
+        "s",
+    ),
+)
+
+
+def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    bag, key, value = args[0], args[1], args[2]
+    path = _json_path(key)
+    if len(path) != 1:
+        raise unsupported(node, "bag_set_key with a nested JSONPath is not supported")
+    pairs = T(
+        "arrayConcat(arrayFilter(kv -> kv.1 != {1}, JSONExtractKeysAndValuesRaw({0})), [({1}, {2})])",
+        bag.sql,
+        path[0],
+        json_or_null_literal(value),
+    )
+    return Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), {0}), ','), '}}')",
+            pairs,
+        ),
+        "dynamic",
+    )
+
+
+reg("bag_set_key", _bag_set_key)

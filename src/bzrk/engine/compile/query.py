@@ -295,8 +295,10 @@ class QueryCompiler:
     def _inline_scalar_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
         saved = self.lets
         bound: dict[str, Any] = {}
+        positional = [a for a in node.args if not isinstance(a, K.NamedArg)]
+        named = {a.name: a.value for a in node.args if isinstance(a, K.NamedArg)}
         for i, param in enumerate(fn.params):
-            arg = node.args[i] if i < len(node.args) else param.default
+            arg = named.get(param.name, positional[i] if i < len(positional) else param.default)
             if arg is None:
                 raise unsupported(
                     node, f"missing argument '{param.name}'", code="WrongArgumentCount"
