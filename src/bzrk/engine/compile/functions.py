@@ -1369,3 +1369,13 @@ def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("bag_set_key", _bag_set_key)
+
+
+def _register_series() -> None:
+    from bzrk.engine.compile.series import SERIES_FUNCTIONS
+
+    for name, builder in SERIES_FUNCTIONS.items():
+        FUNCTIONS[name] = builder  # type: ignore[assignment]
+
+
+_register_series()
