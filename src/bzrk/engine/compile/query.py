@@ -1453,7 +1453,7 @@ def op_make_series(qc: QueryCompiler, op: K.MakeSeries, relation: Relation) -> R
                     to_json(
                         Typed(
                             T(
-                                "arrayElement(groupArray({0}), indexOf(groupArray(`__bin`), i))",
+                                "arrayElement(groupArray({0}), indexOf(groupArray(`__bin`), __i))",
                                 S.Col(name),
                             ),
                             kql_type,
