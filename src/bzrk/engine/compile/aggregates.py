@@ -348,3 +348,13 @@ def is_aggregate(name: str) -> bool:
 
 
 __all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+
+
+def _register_sketches() -> None:
+    from bzrk.engine.compile.sketches import SKETCH_AGGREGATES
+
+    for name, builder in SKETCH_AGGREGATES.items():
+        AGGREGATES[name] = builder
+
+
+_register_sketches()

@@ -1379,3 +1379,23 @@ def _register_series() -> None:
 
 
 _register_series()
+
+
+def _register_sketches() -> None:
+    from bzrk.engine.compile.sketches import SKETCH_FUNCTIONS
+
+    for name, builder in SKETCH_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_sketches()
+
+
+def _register_units() -> None:
+    from bzrk.engine.compile.units import UNIT_FUNCTIONS
+
+    for name, builder in UNIT_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_units()

@@ -22,6 +22,7 @@ from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks,
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import expression_name as kql_expression_name
 
 
 @dataclass
@@ -449,7 +450,7 @@ def _projection(
         if item.names:
             name = item.names[0]
         else:
-            name = _expr_name(item.expr) or ""
+            name = kql_expression_name(item.expr) or _expr_name(item.expr) or ""
             if not name:
                 name = f"Column{next(column_counter)}"
                 while name in values:
@@ -679,7 +680,11 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         if item.names:
             name = item.names[0]
         else:
-            name = _by_name(item.expr) or f"Column{next(column_counter)}"
+            name = (
+                kql_expression_name(item.expr)
+                or _by_name(item.expr)
+                or f"Column{next(column_counter)}"
+            )
         name = _unique(name, used)
         used.add(name)
         group_by.append(value.sql)
@@ -698,7 +703,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         if item.names:
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
-            name = default_name(expr)
+            name = kql_expression_name(expr, aggregate=True) or default_name(expr)
         else:
             name = f"Column{next(column_counter)}"
         name = _unique(name, used)
@@ -1582,3 +1587,17 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
 
 
 _OPERATORS[K.Evaluate] = op_evaluate
+
+
+def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    return qc._select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        order_by=[(T("rand()"), False, False)],
+        limit=_count_value(qc, op.count),
+    )
+
+
+_OPERATORS[K.Sample] = op_sample
