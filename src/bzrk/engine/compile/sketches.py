@@ -53,7 +53,7 @@ def tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     if len(a) > 1:
         weight = cast_to(a[1], "long").sql
         items = T(
-            "arrayFlatten(groupArray(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0})))",
+            "arrayFlatten(groupArray(arrayResize(emptyArrayString(), toUInt64(greatest(ifNull({1}, 0), 0)), {0})))",
             value,
             weight,
         )
