@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 464,
-    "docs-tables.jsonl": 408,
-    "loco.jsonl": 432,
+    "docs-emulator.jsonl": 472,
+    "docs-tables.jsonl": 412,
+    "loco.jsonl": 433,
 }
 
 

@@ -358,3 +358,19 @@ def _register_sketches() -> None:
 
 
 _register_sketches()
+
+
+def _covariance(fname: str, conditional: bool) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        x, y = cast_to(a[0], "real").sql, cast_to(a[1], "real").sql
+        if conditional:
+            return Typed(T(fname + "If({0}, {1}, {2})", x, y, _cond(c, a[2])), "real")
+        return Typed(T(fname + "({0}, {1})", x, y), "real")
+
+    return build
+
+
+agg("covariance", _covariance("covarSamp", False))
+agg("covariancep", _covariance("covarPop", False))
+agg("covarianceif", _covariance("covarSamp", True))
+agg("covariancepif", _covariance("covarPop", True))

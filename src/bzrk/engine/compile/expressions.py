@@ -772,8 +772,11 @@ class ExprCompiler:
     def array_iff(self, args: list[Typed]) -> Typed:
         return Typed(
             T(
-                "concat('[', arrayStringConcat(arrayMap(i -> if(ifNull(lower(arrayElementOrNull(JSONExtractArrayRaw({0}), i)) IN ('true', '1'), false), "
-                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null'), ifNull(arrayElementOrNull(JSONExtractArrayRaw({2}), i), 'null')), "
+                "concat('[', arrayStringConcat(arrayMap(i -> multiIf("
+                "arrayElement(JSONExtractArrayRaw({0}), i) = 'true' OR ifNull(toFloat64OrNull(arrayElement(JSONExtractArrayRaw({0}), i)), 0) != 0, "
+                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null'), "
+                "arrayElement(JSONExtractArrayRaw({0}), i) = 'false' OR toFloat64OrNull(arrayElement(JSONExtractArrayRaw({0}), i)) = 0, "
+                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({2}), i), 'null'), 'null'), "
                 "range(1, length(JSONExtractArrayRaw({0})) + 1)), ','), ']')",
                 args[0].sql,
                 _as_json_array(args[1]),

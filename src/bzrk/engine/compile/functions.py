@@ -98,7 +98,9 @@ reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
 reg(
     "regex_quote",
     fn(
-        "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{}])', '\\\\\\\\\\\\1')", "string", "s"
+        "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1')",
+        "string",
+        "s",
     ),
 )
 reg("countof", fn("toInt64(countSubstrings({0}, {1}))", "long", "s"))
@@ -1399,3 +1401,76 @@ def _register_units() -> None:
 
 
 _register_units()
+
+
+# --- environment (nondeterministic in the corpora: schema only) ------------------------------
+reg("current_database", fn("'default'", "string"))
+reg("current_cluster_endpoint", fn("'bzrk'", "string"))
+reg("current_principal", fn("'bzrk'", "string"))
+reg("cursor_current", fn("''", "string"))
+reg(
+    "estimate_data_size",
+    lambda c, a, n: Typed(
+        S.Func("plus", [lit(0), *[T("toInt64(length({0}))", to_string(x)) for x in a]]), "long"
+    ),
+)
+reg(
+    "ipv4_is_private",
+    fn(
+        "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
+        "OR isIPAddressInRange(splitByChar('/', {0})[1], '192.168.0.0/16')",
+        "bool",
+        "s",
+    ),
+)
+
+
+def _format_ipv4(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    ip = args[0]
+    bits = cast_to(args[1], "long").sql if len(args) > 1 else None
+    number = _ipv4_masked(to_string(ip), bits) if ip.type == "string" else cast_to(ip, "long").sql
+    return Typed(T("if({0} IS NULL, '', IPv4NumToString(toUInt32({0})))", number), "string")
+
+
+reg("format_ipv4", _format_ipv4)
+
+
+def _format_bytes(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    size = cast_to(args[0], "real").sql
+    digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
+    units = "['Bytes', 'KB', 'MB', 'GB', 'TB', 'PB', 'EB']"
+    exponent = T("toUInt8(if({0} < 1024, 0, least(6, floor(log({0}) / log(1024)))))", size)
+    return Typed(
+        T(
+            "concat(toString(round({0} / pow(1024, {2}), {1})), ' ', " + units + "[{2} + 1])",
+            size,
+            digits,
+            exponent,
+        ),
+        "string",
+    )
+
+
+reg("format_bytes", _format_bytes)
+reg(
+    "jaccard_index",
+    lambda c, a, n: Typed(
+        T(
+            "if(length(arrayDistinct(arrayConcat({0}, {1}))) = 0, nan, length(arrayIntersect(arrayDistinct({0}), arrayDistinct({1}))) / length(arrayDistinct(arrayConcat({0}, {1}))))",
+            T("JSONExtractArrayRaw({0})", a[0].sql),
+            T("JSONExtractArrayRaw({0})", a[1].sql),
+        ),
+        "real",
+    ),
+)
+reg(
+    "indexof_regex",
+    lambda c, a, n: Typed(
+        T(
+            "if(match({0}, {1}), toInt64(positionUTF8({0}, regexpExtract({0}, {1}, 0))) - 1, toInt64(-1))",
+            to_string(a[0]),
+            to_string(a[1]),
+        ),
+        "long",
+    ),
+)

@@ -255,8 +255,13 @@ class QueryCompiler:
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
-        for i, param in enumerate(params):
-            arg = named.get(param.name, positional[i] if i < len(positional) else param.default)
+        for param in params:
+            if param.name in named:
+                arg = named[param.name]
+            else:
+                # Positional arguments fill the parameters not given by name, in order.
+                slot = [p.name for p in params if p.name not in named].index(param.name)
+                arg = positional[slot] if slot < len(positional) else param.default
             if arg is None:
                 raise unsupported(
                     node, f"missing argument '{param.name}'", code="WrongArgumentCount"
@@ -298,8 +303,14 @@ class QueryCompiler:
         bound: dict[str, Any] = {}
         positional = [a for a in node.args if not isinstance(a, K.NamedArg)]
         named = {a.name: a.value for a in node.args if isinstance(a, K.NamedArg)}
-        for i, param in enumerate(fn.params):
-            arg = named.get(param.name, positional[i] if i < len(positional) else param.default)
+        params = list(fn.params)
+        for param in fn.params:
+            if param.name in named:
+                arg = named[param.name]
+            else:
+                # Positional arguments fill the parameters not given by name, in order.
+                slot = [p.name for p in params if p.name not in named].index(param.name)
+                arg = positional[slot] if slot < len(positional) else param.default
             if arg is None:
                 raise unsupported(
                     node, f"missing argument '{param.name}'", code="WrongArgumentCount"
