@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 472,
-    "docs-tables.jsonl": 412,
+    "docs-emulator.jsonl": 484,
+    "docs-tables.jsonl": 423,
     "loco.jsonl": 433,
 }
 

@@ -1474,3 +1474,177 @@ reg(
         "long",
     ),
 )
+
+
+# --- IPv6 (IPv4 addresses are compared as ::ffff:a.b.c.d, their prefixes shifted by 96) ---------
+
+
+def _ipv6_addr(text: S.Expr) -> S.Expr:
+    return T("toIPv6OrNull(splitByChar('/', {0})[1])", text)
+
+
+def _ipv6_bits(text: S.Expr) -> S.Expr:
+    return T(
+        "if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]) "
+        "+ if(isIPv4String(splitByChar('/', {0})[1]), 96, 0), 128)",
+        text,
+    )
+
+
+def _ipv6_masked(text: S.Expr, bits: S.Expr) -> S.Expr:
+    return T(
+        "tupleElement(IPv6CIDRToRange({0}, toUInt8(least(128, greatest(0, {1})))), 1)",
+        _ipv6_addr(text),
+        bits,
+    )
+
+
+def _ipv6_pair(a: list[Typed]) -> tuple[S.Expr, S.Expr]:
+    left, right = to_string(a[0]), to_string(a[1])
+    bits = T("least({0}, {1})", _ipv6_bits(left), _ipv6_bits(right))
+    if len(a) > 2:
+        bits = T("least({0}, toInt64({1}))", bits, cast_to(a[2], "long").sql)
+    return _ipv6_masked(left, bits), _ipv6_masked(right, bits)
+
+
+def _ipv6_compare(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    left, right = _ipv6_pair(a)
+    return Typed(
+        T(
+            "if({0} IS NULL OR {1} IS NULL, NULL, toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0))))",
+            left,
+            right,
+        ),
+        "long",
+    )
+
+
+def _ipv6_is_match(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    left, right = _ipv6_pair(a)
+    return Typed(T("if({0} IS NULL OR {1} IS NULL, NULL, {0} = {1})", left, right), "bool")
+
+
+def _ipv6_in_range(ip: S.Expr, net: S.Expr) -> S.Expr:
+    bits = _ipv6_bits(net)
+    return T("({0} = {1})", _ipv6_masked(ip, bits), _ipv6_masked(net, bits))
+
+
+def _ipv6_canonical(addr: S.Expr) -> S.Expr:
+    return T(
+        "if({0} IS NULL, '', arrayStringConcat(arrayMap(i -> substring(lower(hex({0})), i * 4 + 1, 4), range(8)), ':'))",
+        addr,
+    )
+
+
+reg("ipv6_compare", _ipv6_compare)
+reg("ipv6_is_match", _ipv6_is_match)
+reg(
+    "ipv6_is_in_range",
+    lambda c, a, n: Typed(_ipv6_in_range(to_string(a[0]), to_string(a[1])), "bool"),
+)
+reg(
+    "ipv6_is_in_any_range",
+    lambda c, a, n: Typed(
+        T(
+            "arrayExists(__net -> ({0}) = ({1}), {2})",
+            _ipv6_masked(to_string(a[0]), _ipv6_bits(S.Col("__net"))),
+            _ipv6_masked(S.Col("__net"), _ipv6_bits(S.Col("__net"))),
+            T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
+            if a[1].type == "dynamic" and len(a) == 2
+            else S.Func("array", [to_string(x) for x in a[1:]]),
+        ),
+        "bool",
+    ),
+)
+reg(
+    "parse_ipv6",
+    lambda c, a, n: Typed(
+        _ipv6_canonical(_ipv6_masked(to_string(a[0]), _ipv6_bits(to_string(a[0])))), "string"
+    ),
+)
+reg(
+    "parse_ipv6_mask",
+    lambda c, a, n: Typed(
+        _ipv6_canonical(
+            _ipv6_masked(
+                to_string(a[0]),
+                T(
+                    "least({0}, toInt64({1}))",
+                    _ipv6_bits(to_string(a[0])),
+                    cast_to(a[1], "long").sql,
+                ),
+            )
+        ),
+        "string",
+    ),
+)
+
+
+def _bag_pack_columns(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.kql.binder.naming import expression_name
+
+    pairs: list[Typed] = []
+    for arg_node, value in zip(node.args, args, strict=True):
+        pairs += [Typed(lit(expression_name(arg_node) or ""), "string"), value]
+    return FUNCTIONS["bag_pack"](c, pairs, node)
+
+
+reg("bag_pack_columns", _bag_pack_columns)
+
+
+def _extract_json(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    path = _json_path(args[0])
+    raw = Typed(
+        S.Func("nullIf", [S.Func("JSONExtractRaw", [to_string(args[1]), *path]), lit("")]),
+        "dynamic",
+    )
+    if len(node.args) > 2:
+        return cast_to(raw, c.type_arg(node.args[2]))
+    return Typed(to_string(raw), "string")
+
+
+reg("extract_json extractjson", _extract_json)
+reg(
+    "has_any_index",
+    lambda c, a, n: Typed(
+        T(
+            "toInt64(arrayFirstIndex(x -> x != '' AND match(lowerUTF8({0}), concat('(^|[^[:alnum:]])', "
+            "replaceRegexpAll(lowerUTF8(x), '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1'), '($|[^[:alnum:]])')), "
+            "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({1})))) - 1",
+            to_string(a[0]),
+            a[1].sql,
+        ),
+        "long",
+    ),
+)
+
+
+def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    url = to_string(args[0])
+    fields = [
+        ("Scheme", "protocol({0})"),
+        ("Host", "domain({0})"),
+        ("Port", "if(port({0}) = 0, '', toString(port({0})))"),
+        ("Path", "path({0})"),
+        ("Username", "splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@'))[1]"),
+        ("Password", "arrayElement(splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@')), 2)"),
+    ]
+    parts = [
+        T("concat(" + S.quote_string('"' + name + '":') + ", toJSONString(" + expr + "))", url)
+        for name, expr in fields
+    ]
+    parts.append(
+        T(
+            "concat('\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (splitByChar('=', kv)[1], "
+            "arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '=')), arrayFilter(kv -> kv != '', "
+            "splitByChar('&', queryString({0})))), 'Map(String, String)')))",
+            url,
+        )
+    )
+    parts.append(T("concat('\"Fragment\":', toJSONString(fragment({0})))", url))
+    return Typed(
+        T("concat('{{', arrayStringConcat({0}, ','), '}}')", S.Func("array", parts)), "dynamic"
+    )
+
+
+reg("parse_url", _parse_url)
