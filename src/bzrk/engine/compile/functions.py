@@ -1623,8 +1623,8 @@ def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     url = to_string(args[0])
     fields = [
         ("Scheme", "protocol({0})"),
-        ("Host", "domain({0})"),
-        ("Port", "if(port({0}) = 0, '', toString(port({0})))"),
+        ("Host", "extract({0}, '^[^:/]+://(?:[^@/]*@)?([^:/?#]+)')"),
+        ("Port", "extract({0}, '^[^:/]+://(?:[^@/]*@)?[^:/?#]+:(\\\\d+)')"),
         ("Path", "path({0})"),
         ("Username", "splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@'))[1]"),
         ("Password", "arrayElement(splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@')), 2)"),
