@@ -97,6 +97,8 @@ class QueryCompiler:
         self._scope_stack: list[dict[str, Any]] = []
         # Set while compiling an mv-apply subquery: operators then work per source row.
         self.partition: str | None = None
+        # Window calls with a restart (or rank) → the column numbering their row groups.
+        self.window_groups: dict[int, str] = {}
 
     # --- statements ------------------------------------------------------------------------
 
@@ -356,11 +358,12 @@ class QueryCompiler:
             value = args[0]
             offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
             fname = "lagInFrame" if name == "prev" else "leadInFrame"
-            default = (
-                cast_to(args[2], value.type).sql
-                if len(args) > 2
-                else S.Cast(lit(None), clickhouse_type(value.type))
-            )
+            if len(args) > 2:
+                default = cast_to(args[2], value.type).sql
+            elif value.type == "string":
+                default = lit("")  # there is no null string
+            else:
+                default = S.Cast(lit(None), clickhouse_type(value.type))
             return Typed(
                 T(
                     fname
@@ -374,12 +377,41 @@ class QueryCompiler:
                 ),
                 value.type,
             )
+        group = self.window_groups.get(id(node))
+        if name == "row_rank_dense":
+            if group is None:
+                raise unsupported(node, f"'{name}' is not supported here")
+            return Typed(T("toInt64(" + S.quote_identifier(group) + " + 1)"), "long")
+        if name == "row_rank_min":
+            if group is None:
+                raise unsupported(node, f"'{name}' is not supported here")
+            grp = S.quote_identifier(group)
+            return Typed(
+                T("toInt64(min(`__rn`) OVER (PARTITION BY " + grp + ") - min(`__rn`) OVER () + 1)"),
+                "long",
+            )
+        partition = f"PARTITION BY {S.quote_identifier(group)} " if group else ""
         if name == "row_number":
             start = cast_to(args[0], "long").sql if args else lit(1)
-            return Typed(T("toInt64(row_number() OVER (ORDER BY `__rn`) - 1 + {0})", start), "long")
+            return Typed(
+                T("toInt64(row_number() OVER (" + partition + "ORDER BY `__rn`) - 1 + {0})", start),
+                "long",
+            )
         if name == "row_cumsum":
             value = args[0]
-            if len(args) > 1:
+            if group is not None:
+                return Typed(
+                    T(
+                        "sum({0}) OVER ("
+                        + partition
+                        + "ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+                        value.sql,
+                    ),
+                    value.type,
+                )
+            if len(args) > 1 and not (
+                isinstance(args[1].sql, S.Lit) and args[1].sql.value is False
+            ):
                 raise unsupported(node, "row_cumsum with a restart condition is not supported")
             return Typed(
                 T(
@@ -435,6 +467,7 @@ def _projection(
     window = any(_uses_window(item.expr) for item in items)
     if window:
         relation = _numbered(qc, relation)
+        relation = _window_groups(qc, relation, items)
         scope = relation.scope(qc.lets)
         scope.row_window = qc._row_window
     order: list[str] = [n for n, _ in relation.columns] if extend else []
@@ -471,7 +504,8 @@ def _projection(
         values[name] = value
         scope.columns[name] = value
     if window:
-        order = [n for n in order if n != "__rn"] + (["__rn"] if extend else [])
+        order = [n for n in order if n != "__rn" and not n.startswith("__grp")]
+        order += ["__rn"] if extend else []
     part = _partition(qc, relation)
     if part and part not in order:
         order.append(part)
@@ -483,10 +517,64 @@ def _projection(
     return result
 
 
+_WINDOW_NAMES = ("prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min")
+
+
 def _uses_window(node: K.Node) -> bool:
-    return any(
-        isinstance(n, K.Call) and n.name in ("prev", "next", "row_number", "row_cumsum")
-        for n in node.walk()
+    return any(isinstance(n, K.Call) and n.name in _WINDOW_NAMES for n in node.walk())
+
+
+def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.NamedExpr]) -> Relation:
+    """Number the row groups of restarting window calls in two CTEs (windows cannot nest).
+
+    `row_number(1, restart)` and `row_cumsum(x, restart)` restart where the condition holds;
+    `row_rank_dense(x)` / `row_rank_min(x)` start a new group where x changes.
+    """
+    calls = []
+    for item in items:
+        for node in item.expr.walk():
+            if not isinstance(node, K.Call):
+                continue
+            restart = node.name in ("row_number", "row_cumsum") and len(node.args) > 1
+            if restart and isinstance(node.args[1], K.Literal) and node.args[1].value is False:
+                restart = False
+            if restart or node.name in ("row_rank_dense", "row_rank_min"):
+                calls.append(node)
+    if not calls:
+        return relation
+    scope = relation.scope(qc.lets)
+    scope.row_window = qc._row_window
+    conditions: list[tuple[S.Expr, str]] = []
+    for call in calls:
+        k = next(qc._counter)
+        compiler = ExprCompiler(scope)
+        if call.name in ("row_number", "row_cumsum"):
+            cond = compiler.as_bool(compiler.compile(call.args[1]))
+        else:
+            value = compiler.compile(call.args[0])
+            previous = qc._row_window("prev", [value], call)
+            cond = T("({0} != {1})", value.sql, previous.sql)
+        conditions.append((T("toInt64(ifNull({0}, false))", cond), f"__rc{k}"))
+        qc.window_groups[id(call)] = f"__grp{k}"
+    base = [(S.Col(n), n) for n, _ in relation.columns]
+    flagged = qc._select(
+        relation, base + conditions, [*relation.columns, *[(n, "long") for _, n in conditions]]
+    )
+    grouped_cols = [(S.Col(n), n) for n, _ in relation.columns] + [
+        (
+            T(
+                "sum("
+                + S.quote_identifier(rc)
+                + ") OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+            ),
+            "__grp" + rc[4:],
+        )
+        for _, rc in conditions
+    ]
+    return qc._select(
+        flagged,
+        grouped_cols,
+        [*relation.columns, *[("__grp" + rc[4:], "long") for _, rc in conditions]],
     )
 
 
