@@ -349,3 +349,174 @@ GEO_FUNCTIONS = {
     "geo_geohash_to_central_point": geo_geohash_to_central_point,
     "geo_point_in_polygon": geo_point_in_polygon,
 }
+
+
+# --- shapes from GeoJSON / WKT -----------------------------------------------------------------
+
+_POLYGON_RINGS = "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Float64)))')"
+_MULTI_RINGS = "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Array(Float64))))')"
+_LINE_POINTS = "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Float64))')"
+_MULTI_LINES = "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Float64)))')"
+_SHAPE_TYPE = "JSONExtractString(ifNull({0}, ''), 'type')"
+_TUPLES = "arrayMap(r -> arrayMap(p -> (p[1], p[2]), r), {0})"
+
+
+def _polygons(shape: S.Expr) -> S.Expr:
+    """Every polygon of a Polygon or MultiPolygon as Array(Array(Array(Tuple(lon, lat))))."""
+    return T(
+        "if("
+        + _SHAPE_TYPE
+        + " = 'MultiPolygon', arrayMap(poly -> "
+        + _TUPLES.replace("{0}", "poly")
+        + ", "
+        + _MULTI_RINGS
+        + "), ["
+        + _TUPLES.replace("{0}", _POLYGON_RINGS)
+        + "])",
+        shape,
+    )
+
+
+def geo_polygon_area(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    area = T(
+        "arraySum(arrayMap(poly -> abs(polygonAreaSpherical(poly)), {0})) * "
+        + repr(EARTH_RADIUS_M)
+        + " * "
+        + repr(EARTH_RADIUS_M),
+        _polygons(a[0].sql),
+    )
+    return Typed(T("if({0} > 0, {0}, NULL)", area), "real")
+
+
+def geo_polygon_perimeter(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    perimeter = T(
+        "arraySum(arrayMap(poly -> polygonPerimeterSpherical(poly), {0})) * "
+        + repr(EARTH_RADIUS_M),
+        _polygons(a[0].sql),
+    )
+    area = T(
+        "arraySum(arrayMap(poly -> abs(polygonAreaSpherical(poly)), {0}))", _polygons(a[0].sql)
+    )
+    return Typed(T("if({1} > 0, {0}, NULL)", perimeter, area), "real")
+
+
+def _path_length(points: str) -> str:
+    return (
+        "arraySum(arrayMap(i -> "
+        + haversine_text("{p}[i][1]", "{p}[i][2]", "{p}[i + 1][1]", "{p}[i + 1][2]")
+        + ", "
+        "range(1, length({p}))))"
+    ).replace("{p}", points)
+
+
+def haversine_text(lon1: str, lat1: str, lon2: str, lat2: str) -> str:
+    return (
+        f"(2 * {EARTH_RADIUS_M!r} * asin(sqrt(pow(sin(radians({lat2} - {lat1}) / 2), 2) + "
+        f"cos(radians({lat1})) * cos(radians({lat2})) * pow(sin(radians({lon2} - {lon1}) / 2), 2))))"
+    )
+
+
+def geo_line_length(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    shape = a[0].sql
+    lines = T(
+        "if(" + _SHAPE_TYPE + " = 'MultiLineString', " + _MULTI_LINES + ", [" + _LINE_POINTS + "])",
+        shape,
+    )
+    return Typed(
+        T(
+            "if(arrayAll(l -> length(l) >= 2, {0}) AND length({0}) > 0, arraySum(arrayMap(l -> "
+            + _path_length("l")
+            + ", {0})), NULL)",
+            lines,
+        ),
+        "real",
+    )
+
+
+def geo_azimuth(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    lon1, lat1, lon2, lat2 = (_real(x) for x in a[:4])
+    bearing = T(
+        "atan2(sin(radians({2} - {0})) * cos(radians({3})), cos(radians({1})) * sin(radians({3})) - "
+        "sin(radians({1})) * cos(radians({3})) * cos(radians({2} - {0})))",
+        lon1,
+        lat1,
+        lon2,
+        lat2,
+    )
+    return Typed(
+        T(
+            "if({0} = {2} AND {1} = {3}, NULL, if({4} < 0, {4} + 2 * pi(), {4}))",
+            lon1,
+            lat1,
+            lon2,
+            lat2,
+            bearing,
+        ),
+        "real",
+    )
+
+
+def geo_polygon_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    outer = T("arrayMap(poly -> poly[1], {0})", _polygons(a[0].sql))
+    # Planar shoelace centroid in degrees: close enough (well under 1e-6) for city-scale shapes.
+    cx = "arraySum(arrayMap(ring -> arraySum(arrayMap(i -> (ring[i].1 + ring[i + 1].1) * (ring[i].1 * ring[i + 1].2 - ring[i + 1].1 * ring[i].2), range(1, length(ring)))), {0}))"
+    cy = "arraySum(arrayMap(ring -> arraySum(arrayMap(i -> (ring[i].2 + ring[i + 1].2) * (ring[i].1 * ring[i + 1].2 - ring[i + 1].1 * ring[i].2), range(1, length(ring)))), {0}))"
+    area2 = "arraySum(arrayMap(ring -> arraySum(arrayMap(i -> ring[i].1 * ring[i + 1].2 - ring[i + 1].1 * ring[i].2, range(1, length(ring)))), {0}))"
+    return Typed(
+        T(
+            "if(abs("
+            + area2
+            + ") < 1e-15, NULL, "
+            + 'concat(\'{{"type":"Point","coordinates":[\', toString('
+            + cx
+            + " / (3 * "
+            + area2
+            + ")), ',', toString("
+            + cy
+            + " / (3 * "
+            + area2
+            + ")), ']}}'))",
+            outer,
+        ),
+        "dynamic",
+    )
+
+
+def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    text = to_string(a[0])
+    kinds = [
+        ("MULTIPOLYGON", "MultiPolygon", "readWKTMultiPolygon"),
+        ("MULTILINESTRING", "MultiLineString", "readWKTMultiLineString"),
+        ("MULTIPOINT", "MultiPoint", "readWKTMultiPoint"),
+        ("POLYGON", "Polygon", "readWKTPolygon"),
+        ("LINESTRING", "LineString", "readWKTLineString"),
+        ("POINT", "Point", "readWKTPoint"),
+    ]
+    branches: list[S.Expr] = []
+    for keyword, name, reader in kinds:
+        branches.append(
+            T("match(upper({0}), " + S.quote_string(f"^\\s*{keyword}\\s*\\(") + ")", text)
+        )
+        branches.append(
+            T(
+                'concat(\'{{"type":"'
+                + name
+                + '","coordinates":\', toJSONString('
+                + reader
+                + "({0})), '}}')",
+                text,
+            )
+        )
+    return Typed(S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")]), "dynamic")
+
+
+GEO_FUNCTIONS.update(
+    {
+        "geo_polygon_area": geo_polygon_area,
+        "geo_polygon_perimeter": geo_polygon_perimeter,
+        "geo_line_length": geo_line_length,
+        "geo_azimuth": geo_azimuth,
+        "geo_polygon_centroid": geo_polygon_centroid,
+        "geo_from_wkt": geo_from_wkt,
+    }
+)
