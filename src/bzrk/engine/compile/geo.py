@@ -520,3 +520,86 @@ GEO_FUNCTIONS.update(
         "geo_from_wkt": geo_from_wkt,
     }
 )
+
+
+# --- distances from a point to lines and polygons (spherical cross-track) ----------------------
+
+
+def _bearing_text(lon1: str, lat1: str, lon2: str, lat2: str) -> str:
+    return (
+        f"atan2(sin(radians({lon2} - {lon1})) * cos(radians({lat2})), cos(radians({lat1})) * sin(radians({lat2})) "
+        f"- sin(radians({lat1})) * cos(radians({lat2})) * cos(radians({lon2} - {lon1})))"
+    )
+
+
+def _segment_distance(ax: str, ay: str, bx: str, by: str, px: str, py: str) -> str:
+    """Metres from P to the great-circle segment AB."""
+    dap = haversine_text(ax, ay, px, py)
+    dbp = haversine_text(bx, by, px, py)
+    dab = haversine_text(ax, ay, bx, by)
+    theta = f"({_bearing_text(ax, ay, px, py)} - {_bearing_text(ax, ay, bx, by)})"
+    xt = f"asin(sin({dap} / {EARTH_RADIUS_M!r}) * sin({theta}))"
+    along = f"(acos(least(1, cos({dap} / {EARTH_RADIUS_M!r}) / cos({xt}))) * {EARTH_RADIUS_M!r})"
+    return f"if({dab} = 0, {dap}, if(cos({theta}) < 0, {dap}, if({along} > {dab}, {dbp}, abs({xt}) * {EARTH_RADIUS_M!r})))"
+
+
+def _path_distance(points: str, px: str, py: str) -> str:
+    seg = _segment_distance(
+        f"{points}[i][1]", f"{points}[i][2]", f"{points}[i + 1][1]", f"{points}[i + 1][2]", px, py
+    )
+    return f"arrayMin(arrayMap(i -> {seg}, range(1, length({points}))))"
+
+
+def geo_distance_point_to_line(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    lon, lat = _real(a[0]), _real(a[1])
+    shape = a[2].sql
+    lines = T(
+        "if(" + _SHAPE_TYPE + " = 'MultiLineString', " + _MULTI_LINES + ", [" + _LINE_POINTS + "])",
+        shape,
+    )
+    return Typed(
+        T(
+            "if(" + _VALID_POINT + " AND length({2}) > 0 AND arrayAll(l -> length(l) >= 2, {2}), "
+            "arrayMin(arrayMap(l -> " + _path_distance("l", "{0}", "{1}") + ", {2})), NULL)",
+            T("toFloat64(ifNull({0}, 0))", lon),
+            T("toFloat64(ifNull({0}, 0))", lat),
+            lines,
+        ),
+        "real",
+    )
+
+
+def geo_distance_point_to_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    inside = geo_point_in_polygon(c, a, n).sql
+    lon, lat = _real(a[0]), _real(a[1])
+    rings = T(
+        "arrayFold((acc, poly) -> arrayConcat(acc, poly), {0}, CAST([], 'Array(Array(Array(Float64)))'))",
+        T(
+            "if("
+            + _SHAPE_TYPE
+            + " = 'MultiPolygon', "
+            + _MULTI_RINGS
+            + ", ["
+            + _POLYGON_RINGS
+            + "])",
+            a[2].sql,
+        ),
+    )
+    return Typed(
+        T(
+            "if({3}, 0, arrayMin(arrayMap(l -> " + _path_distance("l", "{0}", "{1}") + ", {2})))",
+            T("toFloat64(ifNull({0}, 0))", lon),
+            T("toFloat64(ifNull({0}, 0))", lat),
+            rings,
+            inside,
+        ),
+        "real",
+    )
+
+
+GEO_FUNCTIONS.update(
+    {
+        "geo_distance_point_to_line": geo_distance_point_to_line,
+        "geo_distance_point_to_polygon": geo_distance_point_to_polygon,
+    }
+)

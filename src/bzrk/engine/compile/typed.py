@@ -28,7 +28,7 @@ _NULLABLE_JSON_ARG = re.compile(r"(JSONExtract(?:ArrayRaw|KeysAndValuesRaw|Keys)
 
 # Lambda parameters of bzrk's templates; renamed so that they never capture a user column
 # with the same name (`print x = ... | extend series_abs(x)`).
-_LAMBDA_VARS = re.compile(r"(?<![\w.`$])(acc|kv|ch|poly|x|y|i|k|p|b|d|g|h|n|r|t)(?![\w(])")
+_LAMBDA_VARS = re.compile(r"(?<![\w.`$])(acc|kv|ch|poly|ring|x|y|i|k|l|p|b|d|g|h|n|r|t)(?![\w(])")
 _QUOTED = re.compile(r"('(?:[^'\\]|\\.)*')")
 
 
