@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 517,
-    "docs-tables.jsonl": 449,
+    "docs-emulator.jsonl": 525,
+    "docs-tables.jsonl": 452,
     "loco.jsonl": 437,
 }
 

@@ -39,6 +39,8 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     # mv-expand of several arrays pads the shorter ones with nulls.
     "enable_unaligned_array_join": 1,
     "output_format_arrow_low_cardinality_as_dictionary": 0,
+    # Inlined KQL expressions can be long; ClickHouse folds the repeated parts.
+    "max_query_size": 16 * 1024 * 1024,
 }
 
 

@@ -475,6 +475,14 @@ def _projection(
     column_counter = itertools.count(1)
     for item in items:
         compiler = ExprCompiler(scope)
+        multi = _multi_column(compiler, item)
+        if multi is not None:
+            for name, value in multi:
+                if name not in order:
+                    order.append(name)
+                values[name] = value
+                scope.columns[name] = value
+            continue
         if len(item.names) > 1:
             value = compiler.compile(item.expr)
             for i, name in enumerate(item.names):
@@ -1700,3 +1708,28 @@ def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
 
 
 _OPERATORS[K.Sample] = op_sample
+
+
+def _multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, Typed]] | None:
+    """`series_stats(x)`, `series_fit_line(y)`: one column per field of the function's result."""
+    from bzrk.engine.compile.functions import FUNCTIONS
+    from bzrk.engine.compile.series import MULTI_COLUMN_FUNCTIONS
+
+    expr = item.expr
+    if not isinstance(expr, K.Call) or expr.name not in MULTI_COLUMN_FUNCTIONS:
+        return None
+    builder_name, fields = MULTI_COLUMN_FUNCTIONS[expr.name]
+    args = [compiler.compile(a) for a in expr.args]
+    bag = FUNCTIONS[builder_name](compiler, args, expr)
+    arg_name = _expr_name(expr.args[0]) if expr.args else ""
+    out = []
+    for i, (field_name, kql_type) in enumerate(fields):
+        if len(item.names) > 1:
+            if i >= len(item.names):
+                break
+            name = item.names[i]
+        else:
+            name = f"{expr.name}_{arg_name}_{field_name}"
+        raw = Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", bag.sql, lit(field_name)), "dynamic")
+        out.append((name, cast_to(raw, kql_type)))
+    return out

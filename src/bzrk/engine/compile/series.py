@@ -237,3 +237,139 @@ SERIES_FUNCTIONS: dict[str, object] = {
     "series_stats_dynamic": _stats_dynamic,
 }
 STATS_FIELDS = _STATS_FIELDS
+
+
+def _fir(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    from bzrk.engine.compile.typed import lit
+
+    x = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[0]))
+    taps = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[1]))
+    normalize = c.as_bool(a[2]) if len(a) > 2 else lit(True)
+    center = c.as_bool(a[3]) if len(a) > 3 else lit(False)
+    # y[i] = sum_j f[j] * x[i - j + shift]; shift centres the window when asked.
+    value = T(
+        "arrayMap(i -> arraySum(arrayMap(j -> {1}[j] * if(toInt64(i) - toInt64(j) + 1 + if({3}, intDiv(length({1}), 2), 0) BETWEEN 1 AND length({0}), "
+        "{0}[toInt64(i) - toInt64(j) + 1 + if({3}, intDiv(length({1}), 2), 0)], 0), range(1, length({1}) + 1))) / if({2}, arraySum({1}), 1), "
+        "range(1, length({0}) + 1))",
+        x,
+        taps,
+        normalize,
+        center,
+    )
+    return Typed(_json(value), "dynamic")
+
+
+def _iir(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[0]))
+    b = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[1]))
+    den = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[2]))
+    # y[i] = (sum_j b[j] x[i-j] - sum_{k>=1} a[k] y[i-k]) / a[0], accumulated left to right.
+    value = T(
+        "arrayFold((acc, i) -> arrayPushBack(acc, (arraySum(arrayMap(j -> {1}[j] * if(toInt64(i) - toInt64(j) + 1 >= 1, {0}[toInt64(i) - toInt64(j) + 1], 0), "
+        "range(1, length({1}) + 1))) - arraySum(arrayMap(k -> {2}[k] * if(toInt64(i) - toInt64(k) + 1 >= 1, acc[toInt64(i) - toInt64(k) + 1], 0), "
+        "range(2, length({2}) + 1)))) / {2}[1]), range(1, length({0}) + 1), CAST([], 'Array(Float64)'))",
+        x,
+        b,
+        den,
+    )
+    return Typed(_json(value), "dynamic")
+
+
+def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    from bzrk.engine.compile.typed import lit
+
+    arr = numbers(a[0])
+    edges = c.as_bool(a[2]) if len(a) > 2 else lit(True)
+    constant = cast_to(a[3], "real").sql if len(a) > 3 else S.Cast(lit(None), "Nullable(Float64)")
+    prev_idx = T(
+        "arrayFill(i -> {0}[i] IS NOT NULL, arrayMap(i -> if({0}[i] IS NULL, 0, i), range(1, length({0}) + 1)))",
+        arr,
+    )
+    next_idx = T(
+        "arrayReverseFill(i -> {0}[i] IS NOT NULL, arrayMap(i -> if({0}[i] IS NULL, 0, i), range(1, length({0}) + 1)))",
+        arr,
+    )
+    value = T(
+        "if(arrayAll(v -> v IS NULL, {0}), arrayMap(v -> {4}, {0}), arrayMap(i -> multiIf("
+        "{0}[i] IS NOT NULL, {0}[i], "
+        "{1}[i] > 0 AND {0}[{1}[i]] IS NOT NULL AND {2}[i] > 0 AND {0}[{2}[i]] IS NOT NULL, "
+        "{0}[{1}[i]] + ({0}[{2}[i]] - {0}[{1}[i]]) * (i - {1}[i]) / ({2}[i] - {1}[i]), "
+        "NOT {3}, NULL, "
+        "{2}[i] > 0 AND {0}[{2}[i]] IS NOT NULL, {0}[{2}[i]], "
+        "{1}[i] > 0 AND {0}[{1}[i]] IS NOT NULL, {0}[{1}[i]], NULL), range(1, length({0}) + 1)))",
+        arr,
+        prev_idx,
+        next_idx,
+        edges,
+        constant,
+    )
+    return Typed(_json(value), "dynamic")
+
+
+_FIT_LINE_FIELDS = (
+    ("rsquare", "real"),
+    ("slope", "real"),
+    ("variance", "real"),
+    ("rvariance", "real"),
+    ("interception", "real"),
+    ("line_fit", "dynamic"),
+)
+
+
+def _fit_line_dynamic(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    # Least squares over x = 1..n. `arrayMap(v -> ..., [value])[1]` binds a value once, so the
+    # SQL stays linear in size.
+    xs = "range(1, length(__y) + 1)"
+    slope = (
+        f"(length(__y) * arraySum(arrayMap((v, i) -> v * i, __y, {xs})) - arraySum(__y) * arraySum({xs})) "
+        f"/ (length(__y) * arraySum(arrayMap(i -> i * i, {xs})) - pow(arraySum({xs}), 2))"
+    )
+    intercept = f"(arraySum(__y) - __s * arraySum({xs})) / length(__y)"
+    fit = f"arrayMap(i -> __s * i + __b, {xs})"
+    variance = "(arraySum(arrayMap(v -> pow(v - arrayAvg(__y), 2), __y)) / (length(__y) - 1))"
+    rvariance = "(arraySum(arrayMap((v, f) -> pow(v - f, 2), __y, __f)) / (length(__y) - 1))"
+    bag = (
+        "concat('{{\"rsquare\":', toJSONString(1 - " + rvariance + " / " + variance + "), "
+        "',\"slope\":', toJSONString(__s), ',\"variance\":', toJSONString(" + variance + "), "
+        "',\"rvariance\":', toJSONString("
+        + rvariance
+        + "), ',\"interception\":', toJSONString(__b), "
+        "',\"line_fit\":', toJSONString(__f), '}}')"
+    )
+    text = (
+        "arrayMap(__y -> arrayMap(__s -> arrayMap(__b -> arrayMap(__f -> "
+        + bag
+        + ", ["
+        + fit
+        + "])[1], "
+        "[" + intercept + "])[1], [" + slope + "])[1], [{0}])[1]"
+    )
+    y = T("arrayMap(v -> ifNull(v, 0), {0})", numbers(a[0]))
+    return Typed(T(text, y), "dynamic")
+
+
+# Functions that return several columns: their dynamic builder and the (field, type) list.
+MULTI_COLUMN_FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "series_stats": ("series_stats_dynamic", tuple((name, t) for name, _, t in STATS_FIELDS)),
+    "series_fit_line": ("series_fit_line_dynamic", _FIT_LINE_FIELDS),
+    "series_fit_2lines": (
+        "series_fit_line_dynamic",
+        (
+            ("rsquare", "real"),
+            ("split_idx", "long"),
+            ("variance", "real"),
+            ("rvariance", "real"),
+            ("line_fit", "dynamic"),
+        ),
+    ),
+}
+
+SERIES_FUNCTIONS.update(
+    {
+        "series_fir": _fir,
+        "series_iir": _iir,
+        "series_fill_linear": _fill_linear,
+        "series_fit_line_dynamic": _fit_line_dynamic,
+        "series_fit_2lines_dynamic": _fit_line_dynamic,
+    }
+)
