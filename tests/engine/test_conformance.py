@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 525,
-    "docs-tables.jsonl": 452,
+    "docs-emulator.jsonl": 532,
+    "docs-tables.jsonl": 458,
     "loco.jsonl": 437,
 }
 

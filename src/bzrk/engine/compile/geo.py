@@ -603,3 +603,51 @@ GEO_FUNCTIONS.update(
         "geo_distance_point_to_polygon": geo_distance_point_to_polygon,
     }
 )
+
+
+def geo_angle(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x1, y1, x2, y2, x3, y3 = (_real(v) for v in a[:6])
+    to_first = _bearing_text("{2}", "{3}", "{0}", "{1}")
+    to_third = _bearing_text("{2}", "{3}", "{4}", "{5}")
+    return Typed(
+        T(
+            "if(({0} = {2} AND {1} = {3}) OR ({4} = {2} AND {5} = {3}), NULL, "
+            "positiveModulo(" + to_third + " - " + to_first + ", 2 * pi()))",
+            x1,
+            y1,
+            x2,
+            y2,
+            x3,
+            y3,
+        ),
+        "real",
+    )
+
+
+def geo_line_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    shape = a[0].sql
+    lines = T(
+        "if(" + _SHAPE_TYPE + " = 'MultiLineString', " + _MULTI_LINES + ", [" + _LINE_POINTS + "])",
+        shape,
+    )
+    # Segment midpoints weighted by segment length (good to well under 1e-6 at city scale).
+    segments = (
+        "arrayFlatten(arrayMap(l -> arrayMap(i -> ((l[i][1] + l[i + 1][1]) / 2, (l[i][2] + l[i + 1][2]) / 2, "
+        + haversine_text("l[i][1]", "l[i][2]", "l[i + 1][1]", "l[i + 1][2]")
+        + "), range(1, length(l))), {0}))"
+    )
+    return Typed(
+        T(
+            "arrayMap(s -> if(length(s) = 0 OR arraySum(arrayMap(t -> t.3, s)) = 0 OR NOT arrayAll(l -> length(l) >= 2, {0}), NULL, "
+            'concat(\'{{"type":"Point","coordinates":[\', '
+            "toString(arraySum(arrayMap(t -> t.1 * t.3, s)) / arraySum(arrayMap(t -> t.3, s))), ',', "
+            "toString(arraySum(arrayMap(t -> t.2 * t.3, s)) / arraySum(arrayMap(t -> t.3, s))), ']}}')), ["
+            + segments
+            + "])[1]",
+            lines,
+        ),
+        "dynamic",
+    )
+
+
+GEO_FUNCTIONS.update({"geo_angle": geo_angle, "geo_line_centroid": geo_line_centroid})
