@@ -651,3 +651,167 @@ def geo_line_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
 
 GEO_FUNCTIONS.update({"geo_angle": geo_angle, "geo_line_centroid": geo_line_centroid})
+
+
+# --- points along lines (great-circle destination formula) ------------------------------------
+
+_R = repr(EARTH_RADIUS_M)
+
+
+def _destination(lon: str, lat: str, bearing: str, dist: str) -> tuple[str, str]:
+    lat2 = f"asin(sin(radians({lat})) * cos({dist} / {_R}) + cos(radians({lat})) * sin({dist} / {_R}) * cos({bearing}))"
+    lon2 = (
+        f"(radians({lon}) + atan2(sin({bearing}) * sin({dist} / {_R}) * cos(radians({lat})), "
+        f"cos({dist} / {_R}) - sin(radians({lat})) * sin({lat2})))"
+    )
+    return f"degrees({lon2})", f"degrees({lat2})"
+
+
+def _point_text(lon: str, lat: str) -> str:
+    return (
+        'concat(\'{{"type":"Point","coordinates":[\', toString('
+        + lon
+        + "), ',', toString("
+        + lat
+        + "), ']}}')"
+    )
+
+
+def _along(ax: str, ay: str, bx: str, by: str, px: str, py: str) -> str:
+    """Metres from A along AB to the point of AB closest to P (clamped to the segment)."""
+    dap = haversine_text(ax, ay, px, py)
+    dab = haversine_text(ax, ay, bx, by)
+    theta = f"({_bearing_text(ax, ay, px, py)} - {_bearing_text(ax, ay, bx, by)})"
+    xt = f"asin(sin({dap} / {_R}) * sin({theta}))"
+    raw = f"(acos(least(1, cos({dap} / {_R}) / cos({xt}))) * {_R})"
+    return f"if({dab} = 0 OR cos({theta}) < 0, 0, least({raw}, {dab}))"
+
+
+def _closest_on_path(points: str, px: str, py: str) -> str:
+    """The index (1-based) of the segment of `points` closest to P."""
+    seg = _segment_distance(
+        f"{points}[i][1]", f"{points}[i][2]", f"{points}[i + 1][1]", f"{points}[i + 1][2]", px, py
+    )
+    return f"arrayMap(__d -> indexOf(__d, arrayMin(__d)), [arrayMap(i -> {seg}, range(1, length({points})))])[1]"
+
+
+def _closest_point_text(points: str, px: str, py: str) -> str:
+    k = "__k"
+    a_lon, a_lat = f"{points}[{k}][1]", f"{points}[{k}][2]"
+    b_lon, b_lat = f"{points}[{k} + 1][1]", f"{points}[{k} + 1][2]"
+    bearing = _bearing_text(a_lon, a_lat, b_lon, b_lat)
+    along = _along(a_lon, a_lat, b_lon, b_lat, px, py)
+    lon, lat = _destination(a_lon, a_lat, bearing, along)
+    return f"arrayMap(__k -> {_point_text(lon, lat)}, [{_closest_on_path(points, px, py)}])[1]"
+
+
+def geo_closest_point_on_line(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    lon, lat = _real(a[0]), _real(a[1])
+    points = T(_LINE_POINTS, a[2].sql)
+    return Typed(
+        T(
+            "if("
+            + _VALID_POINT.replace("{0}", "{3}").replace("{1}", "{4}")
+            + " AND length({2}) >= 2, "
+            + _closest_point_text("{2}", "{0}", "{1}")
+            + ", NULL)",
+            T("toFloat64(ifNull({0}, 0))", lon),
+            T("toFloat64(ifNull({0}, 0))", lat),
+            points,
+            lon,
+            lat,
+        ),
+        "dynamic",
+    )
+
+
+def geo_closest_point_on_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    lon, lat = _real(a[0]), _real(a[1])
+    inside = geo_point_in_polygon(c, a, n).sql
+    area = geo_polygon_area(c, [a[2]], n).sql
+    ring = T(
+        "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Float64)))')[1]", a[2].sql
+    )
+    return Typed(
+        T(
+            "if(NOT ("
+            + _VALID_POINT.replace("{0}", "{3}").replace("{1}", "{4}")
+            + ") OR {6} IS NULL, NULL, "
+            "if({5}, "
+            + _point_text("{0}", "{1}")
+            + ", "
+            + _closest_point_text("{2}", "{0}", "{1}")
+            + "))",
+            T("toFloat64(ifNull({0}, 0))", lon),
+            T("toFloat64(ifNull({0}, 0))", lat),
+            ring,
+            lon,
+            lat,
+            inside,
+            area,
+        ),
+        "dynamic",
+    )
+
+
+def _cumulative(points: str) -> str:
+    seg = haversine_text(
+        f"{points}[i][1]", f"{points}[i][2]", f"{points}[i + 1][1]", f"{points}[i + 1][2]"
+    )
+    return f"arrayCumSum(arrayConcat([0.], arrayMap(i -> {seg}, range(1, length({points})))))"
+
+
+def geo_line_interpolate_point(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    points = T(_LINE_POINTS, a[0].sql)
+    fraction = _real(a[1])
+    a_lon, a_lat = "__p[__k][1]", "__p[__k][2]"
+    b_lon, b_lat = "__p[__k + 1][1]", "__p[__k + 1][2]"
+    lon, lat = _destination(
+        a_lon, a_lat, _bearing_text(a_lon, a_lat, b_lon, b_lat), "(__t - __c[__k])"
+    )
+    text = (
+        "arrayMap(__p -> arrayMap(__c -> arrayMap(__t -> arrayMap(__k -> "
+        + _point_text(lon, lat)
+        + ", "
+        "[greatest(1, least(length(__p) - 1, arrayFirstIndex(v -> v >= __t, arraySlice(__c, 2))))])[1], "
+        "[{1} * __c[length(__c)]])[1], [" + _cumulative("__p") + "])[1], [{0}])[1]"
+    )
+    return Typed(
+        T("if(length({0}) >= 2 AND {1} BETWEEN 0 AND 1, " + text + ", NULL)", points, fraction),
+        "dynamic",
+    )
+
+
+def geo_line_locate_point(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    points = T(_LINE_POINTS, a[0].sql)
+    lon, lat = _real(a[1]), _real(a[2])
+    along = _along("__p[__k][1]", "__p[__k][2]", "__p[__k + 1][1]", "__p[__k + 1][2]", "{1}", "{2}")
+    text = (
+        "arrayMap(__p -> arrayMap(__c -> arrayMap(__k -> (__c[__k] + "
+        + along
+        + ") / __c[length(__c)], "
+        "["
+        + _closest_on_path("__p", "{1}", "{2}")
+        + "])[1], ["
+        + _cumulative("__p")
+        + "])[1], [{0}])[1]"
+    )
+    return Typed(
+        T(
+            "if(length({0}) >= 2, " + text + ", NULL)",
+            points,
+            T("toFloat64(ifNull({0}, 0))", lon),
+            T("toFloat64(ifNull({0}, 0))", lat),
+        ),
+        "real",
+    )
+
+
+GEO_FUNCTIONS.update(
+    {
+        "geo_closest_point_on_line": geo_closest_point_on_line,
+        "geo_closest_point_on_polygon": geo_closest_point_on_polygon,
+        "geo_line_interpolate_point": geo_line_interpolate_point,
+        "geo_line_locate_point": geo_line_locate_point,
+    }
+)
