@@ -815,3 +815,100 @@ GEO_FUNCTIONS.update(
         "geo_line_locate_point": geo_line_locate_point,
     }
 )
+
+
+# --- crossings of two lines (planar in degrees: exact enough for the short segments of maps) ---
+
+
+def _pairs(l1: str, l2: str) -> str:
+    """Every (segment of l1, segment of l2) as tuples (ax, ay, bx, by, cx, cy, dx, dy)."""
+    return (
+        f"arrayFlatten(arrayMap(i -> arrayMap(j -> ({l1}[i][1], {l1}[i][2], {l1}[i + 1][1], {l1}[i + 1][2], "
+        f"{l2}[j][1], {l2}[j][2], {l2}[j + 1][1], {l2}[j + 1][2]), range(1, length({l2}))), range(1, length({l1}))))"
+    )
+
+
+_CROSS = "((q.3 - q.1) * (q.8 - q.6) - (q.4 - q.2) * (q.7 - q.5))"
+_SEGMENTS_CROSS = (
+    "(((q.7 - q.5) * (q.2 - q.6) - (q.8 - q.6) * (q.1 - q.5)) * ((q.7 - q.5) * (q.4 - q.6) - (q.8 - q.6) * (q.3 - q.5)) <= 0 "
+    "AND ((q.3 - q.1) * (q.6 - q.2) - (q.4 - q.2) * (q.5 - q.1)) * ((q.3 - q.1) * (q.8 - q.2) - (q.4 - q.2) * (q.7 - q.1)) <= 0)"
+)
+
+
+def _two_lines(a: list[Typed]) -> tuple[S.Expr, S.Expr, S.Expr]:
+    l1 = T(_LINE_POINTS, a[0].sql)
+    l2 = T(_LINE_POINTS, a[1].sql)
+    valid = T(
+        "("
+        + _SHAPE_TYPE
+        + " = 'LineString' AND "
+        + _SHAPE_TYPE.replace("{0}", "{1}")
+        + " = 'LineString' "
+        "AND length({2}) >= 2 AND length({3}) >= 2)",
+        a[0].sql,
+        a[1].sql,
+        l1,
+        l2,
+    )
+    return l1, l2, valid
+
+
+def geo_intersects_2lines(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    l1, l2, valid = _two_lines(a)
+    return Typed(
+        T(
+            "if({2}, arrayExists(q -> "
+            + _SEGMENTS_CROSS
+            + ", "
+            + _pairs("{0}", "{1}")
+            + "), NULL)",
+            l1,
+            l2,
+            valid,
+        ),
+        "bool",
+    )
+
+
+def geo_intersection_2lines(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    l1, l2, valid = _two_lines(a)
+    point = (
+        "(q.1 + (((q.5 - q.1) * (q.8 - q.6) - (q.6 - q.2) * (q.7 - q.5)) / "
+        + _CROSS
+        + ") * (q.3 - q.1), "
+        "q.2 + (((q.5 - q.1) * (q.8 - q.6) - (q.6 - q.2) * (q.7 - q.5)) / "
+        + _CROSS
+        + ") * (q.4 - q.2))"
+    )
+    points = (
+        "arrayMap(q -> "
+        + point
+        + ", arrayFilter(q -> "
+        + _SEGMENTS_CROSS
+        + " AND "
+        + _CROSS
+        + " != 0, "
+        + _pairs("{0}", "{1}")
+        + "))"
+    )
+    return Typed(
+        T(
+            'if(NOT {2}, NULL, if({0} = {1}, concat(\'{{"type":"LineString","coordinates":\', toJSONString({0}), \'}}\'), '
+            'arrayMap(__pts -> multiIf(length(__pts) = 0, \'{{"type":"GeometryCollection","geometries":[]}}\', '
+            "length(__pts) = 1, " + _point_text("__pts[1].1", "__pts[1].2") + ", "
+            'concat(\'{{"type":"MultiPoint","coordinates":\', toJSONString(arrayMap(p -> [p.1, p.2], __pts)), \'}}\')), '
+            "[" + points + "])[1]))",
+            l1,
+            l2,
+            valid,
+        ),
+        "dynamic",
+    )
+
+
+GEO_FUNCTIONS.update(
+    {
+        "geo_intersects_2lines": geo_intersects_2lines,
+        "geo_intersection_2lines": geo_intersection_2lines,
+    }
+)
