@@ -407,10 +407,12 @@ def _parse_evaluate(p: Parser) -> s.QueryOperator:
     schema: list[s.ColumnDecl] = []
     if p.accept_op(":"):
         p.expect_op("(")
-        p.accept_op("*")
-        p.accept_op(",")
         while not p.at_op(")"):
-            schema.append(p.parse_column_decl())
+            if p.at_op("*"):
+                star = p.advance()
+                schema.append(s.ColumnDecl(star.span, "*", ""))
+            else:
+                schema.append(p.parse_column_decl())
             if not p.accept_op(","):
                 break
         p.expect_op(")")

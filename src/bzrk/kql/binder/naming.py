@@ -28,6 +28,14 @@ def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
         if base and isinstance(idx, s.Literal) and isinstance(idx.value, str):
             return f"{base}_{idx.value}"
         return None
+    if (
+        isinstance(expr, s.Call)
+        and expr.target is None
+        and expr.name in _ARRAY_PREFIX
+        and aggregate
+    ):
+        base = _arg_name(expr.args[0]) if expr.args else None
+        return f"{_ARRAY_PREFIX[expr.name]}_{base or ''}"
     if isinstance(expr, s.Call) and expr.target is None:
         fn: FunctionSymbol | None = None
         if aggregate:
@@ -38,6 +46,9 @@ def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
             return None
         return call_name(fn, expr.args)
     return None
+
+
+_ARRAY_PREFIX = {"percentiles_array": "percentiles", "percentilesw_array": "percentiles"}
 
 
 def _arg_name(arg: s.Expr) -> str | None:
