@@ -275,10 +275,25 @@ class Binder:
         return LONG if t in ("int", BOOL) else t
 
     def _binary(self, e: s.Binary, ctx: Ctx) -> Value:
-        # long `a or b or c ...` chains are left-nested: bind iteratively to bound recursion
+        # long `a or b or c ...` chains are left-nested: walk the left spine iteratively so the
+        # recursion depth does not grow with the chain length
+        spine = [e]
+        node: s.Expr = e.left
+        while isinstance(node, s.Binary):
+            spine.append(node)
+            node = node.left
+        left = self.scalar(node, ctx)
+        result: str = left
+        for b in reversed(spine):
+            right = self.scalar(b.right, ctx)
+            result = self._binary_type(b, left, right)
+            if b is not e:
+                self.bound.types[b] = result
+            left = result
+        return result
+
+    def _binary_type(self, e: s.Binary, left: str, right: str) -> str:
         op = e.op
-        left = self.scalar(e.left, ctx)
-        right = self.scalar(e.right, ctx)
         if op in ("+", "-", "*", "/", "%"):
             result = arithmetic_type(op, left, right)
             if result is None:
