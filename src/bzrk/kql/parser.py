@@ -52,6 +52,7 @@ BINARY_PRECEDENCE: dict[str, int] = {
     "*": 6,
     "/": 6,
     "%": 6,
+    ":": 3,
 }
 LIST_OPS = frozenset({"in", "!in", "in~", "!in~", "has_any", "has_all", "has_any_cs", "has_all_cs"})
 _WORD_OPS = (
@@ -86,6 +87,7 @@ class Parser:
             raise too_long(len(self.tokens), MAX_TOKENS).at(Span(0, len(text)))
         self.pos = 0
         self.depth = 0
+        self.in_search = False
 
     # --- token helpers -------------------------------------------------------------------
 
@@ -424,6 +426,8 @@ class Parser:
         if t.kind == Kind.OP:
             if t.text in BINARY_PRECEDENCE:
                 return t.text, 1
+            if t.text == ":" and self.in_search:  # `search body:"timeout"` (column-scoped term)
+                return ":", 1
             return None, 0
         if t.kind == Kind.BANG_WORD:
             word = t.text.lower()

@@ -453,7 +453,11 @@ def _parse_search(p: Parser) -> s.QueryOperator:
     if p.at_word("in") and p.peek().text == "(":
         p.advance()
         tables = _parse_table_list(p)
-    predicate = p.parse_expr()
+    p.in_search = True
+    try:
+        predicate = p.parse_expr()
+    finally:
+        p.in_search = False
     return s.Search(p.span_from(start), params, tables, predicate)
 
 

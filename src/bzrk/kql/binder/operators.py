@@ -461,19 +461,19 @@ def _fork(b: Binder, op: s.Fork, input: TableSchema) -> TableSchema:
 
 
 def _partition(b: Binder, op: s.Partition, input: TableSchema) -> TableSchema:
-    b.scalar(op.by, Ctx(row=input))
+    key = b.scalar(op.by, Ctx(row=input))
     if isinstance(op.subquery, s.Pipeline) and isinstance(op.subquery.source, s.Star):
         return b.tabular(op.subquery, Ctx(row=input))
-    b.scalars_input = input  # type: ignore[attr-defined]
+    # `{ query }` form: the key column's name stands for the partition (a one-column table,
+    # read with toscalar(key)); the query does not see the input rows directly
     b.scopes.append({})
     try:
+        if isinstance(op.by, s.NameRef):
+            key_schema = TableSchema((Column(op.by.name, key),))
+            b.declare(op.by.name, VariableSymbol(op.by.name, None, key_schema, None, "parameter"))
         if isinstance(op.subquery, s.Lambda):
-            return (
-                TableSchema((), opaque=True)
-                if not op.subquery.body
-                else _bind_block(b, op.subquery, input)
-            )
-        return b.tabular(op.subquery, Ctx(row=input))
+            return _bind_block(b, op.subquery, input)
+        return b.tabular(op.subquery, Ctx())
     finally:
         b.scopes.pop()
 

@@ -10,6 +10,7 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.typing_rules import promoted
 from bzrk.kql.catalog import TUPLE_RESULTS
+from bzrk.kql.diagnostics import duplicate_column
 from bzrk.kql.symbols import DYNAMIC, LONG, UNKNOWN, Column, TableSchema
 
 if TYPE_CHECKING:
@@ -55,11 +56,13 @@ def bind_items(
             name = None if mode == "print" else expression_name(item.expr)
             if name is None:
                 name = f"print_{i}" if mode == "print" else _next_column(taken | produced, counter)
-            elif mode != "extend" or name in produced:
+            elif mode not in ("extend", "project"):
                 name = unique_name(name, produced)
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
         for n, ty in zip(names, types, strict=False):
+            if n in produced and mode == "project":
+                raise duplicate_column(n).at(item.span)
             if n in produced and mode != "extend":
                 n = unique_name(n, produced)
             produced.add(n)
