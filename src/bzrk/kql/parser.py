@@ -204,8 +204,8 @@ class Parser:
         ):
             self.advance()
             name = self.advance().text
-            value = self.parse_expr() if self.accept_op("=") else None
-            return s.SetOption(self.span_from(start), name, value)
+            option: s.Expr | None = self.parse_expr() if self.accept_op("=") else None
+            return s.SetOption(self.span_from(start), name, option)
         expr = self.parse_pipe_expr()
         return s.ExprStatement(self.span_from(start), expr)
 

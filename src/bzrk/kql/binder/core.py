@@ -8,8 +8,9 @@ handlers in `binder/operators.py` (one per operator class). All results land in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Union
+from typing import Any, Union
 
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.bound import BoundQuery, CallInfo
@@ -56,6 +57,7 @@ from bzrk.kql.symbols import (
 
 Value = Union[str, TableSchema]  # a scalar type name or a tabular schema  # noqa: UP007
 MAX_BIND_DEPTH = 300
+SpecialBinder = Callable[["Binder", s.Call, "Ctx"], Value]
 
 _COMPARISON = frozenset({"==", "!=", "<>", "<", "<=", ">", ">=", "=~", "!~", "matches regex"})
 
@@ -538,7 +540,7 @@ def _database(b: Binder, e: s.Call, ctx: Ctx) -> Value:
     return UNKNOWN
 
 
-def _dynamic_call(name: str) -> object:
+def _dynamic_call(name: str) -> SpecialBinder:
     def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
         for a in e.args:
             b.bind(a, ctx)
@@ -549,18 +551,7 @@ def _dynamic_call(name: str) -> object:
     return bind_args
 
 
-def _row_window_call(result: str):  # type: ignore[no-untyped-def]
-    def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
-        for a in e.args:
-            b.bind(a, ctx)
-        fn = FUNCTIONS.get(e.name)
-        b.bound.calls[e] = CallInfo("scalar", fn, fn.signatures[0] if fn else None, result)
-        return result
-
-    return bind_args
-
-
-_SPECIAL_CALLS = {
+_SPECIAL_CALLS: dict[str, SpecialBinder] = {
     "toscalar": _toscalar,
     "materialize": _materialize,
     "table": _table,
@@ -575,7 +566,7 @@ _SPECIAL_CALLS = {
 }
 _unused = (REAL, STRING, TableSymbol, KqlError)
 
-_EXPR_BINDERS = {
+_EXPR_BINDERS: dict[type, Callable[[Binder, Any, Ctx], Value]] = {
     s.Literal: Binder._literal,
     s.NameRef: Binder._name,
     s.Star: Binder._star,

@@ -35,7 +35,7 @@ def bind_plugin(
     )
     args = op.plugin.args
     if op.schema:
-        cols = []
+        cols: list[Column] = []
         for c in op.schema:
             if c.name == "*":
                 drop = _col_name(args[0]) if plugin.name == "bag_unpack" and args else None
