@@ -149,7 +149,7 @@ def test_raw_does_not_survive_project() -> None:
         ("print 'a' - 1", "TypeMismatch"),
         ("T | project a, a", "DuplicateName"),
         ("print count()", "TypeMismatch"),
-        ("NoSuchTable | take 1", "UnknownName"),
+        ("NoSuchTable | take 1", "UnknownTable"),
         ("T | evaluate no_such_plugin()", "UnknownFunction"),
     ],
 )

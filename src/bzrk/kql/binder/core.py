@@ -332,12 +332,17 @@ class Binder:
         elif isinstance(source, s.QueryOperator):
             schema = self.bind_source_operator(source, ctx)
         else:
+            if isinstance(source, s.NameRef) and self._unresolvable_table(source.name):
+                raise unknown_table(source.name).at(source.span)
             schema = self.tabular(source, Ctx())
         for op in e.operators:
             self.bound.inputs[op] = schema
             schema = bind_operator(self, op, schema)
             self.bound.schemas[op] = schema
         return schema
+
+    def _unresolvable_table(self, name: str) -> bool:
+        return self.lookup_local(name) is None and self.globals.find_table(name) is None
 
     def bind_source_operator(self, op: s.QueryOperator, ctx: Ctx) -> TableSchema:
         from bzrk.kql.binder.operators import bind_operator
