@@ -138,6 +138,15 @@ def bad_literal(text: str, kind: str) -> KqlError:
     )
 
 
+def no_query_expression() -> KqlError:
+    return KqlError(
+        "ParseError",
+        "Syntax error",
+        "The query has no tabular or scalar expression to return.",
+        "KS142",
+    )
+
+
 def too_deep() -> KqlError:
     return KqlError(
         "QueryTooComplex",

@@ -19,6 +19,7 @@ from bzrk.kql.diagnostics import (
     Span,
     bad_literal,
     missing_expression,
+    no_query_expression,
     too_deep,
     too_long,
     unexpected,
@@ -161,6 +162,8 @@ class Parser:
         statements = self.parse_statements(top=True)
         if self.tok.kind != Kind.EOF:
             raise unexpected(self.tok.text, "';' or end of query").at(self.tok.span)
+        if not any(isinstance(st, s.ExprStatement) for st in statements):
+            raise no_query_expression().at(Span(len(self.text), len(self.text)))
         return s.Query(self.span_from(start), tuple(statements))
 
     def parse_statements(self, top: bool) -> list[s.Statement]:
@@ -194,6 +197,9 @@ class Parser:
             params = self.parse_params_decl(")")
             self.expect_op(")")
             return s.DeclareParameters(self.span_from(start), tuple(params))
+        if self.at_word("restrict") and self.peek().text == "access":
+            self.skip_balanced()  # `restrict access to (...)`: parsed, has no effect here
+            return s.SetOption(self.span_from(start), "$restrict", None)
         if self.at_word("declare") and self.peek().text == "pattern":
             self.skip_balanced()  # pattern statements parse but are not supported further
             return s.SetOption(self.span_from(start), "$pattern", None)

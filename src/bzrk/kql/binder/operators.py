@@ -15,7 +15,7 @@ from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
 from bzrk.kql.binder.typing_rules import widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
-from bzrk.kql.diagnostics import duplicate_column, unknown_name, unknown_plugin
+from bzrk.kql.diagnostics import duplicate_column, type_mismatch, unknown_name, unknown_plugin
 from bzrk.kql.symbols import (
     BOOL,
     DATETIME,
@@ -50,7 +50,9 @@ def _same(b: Binder, op: s.QueryOperator, input: TableSchema) -> TableSchema:
 
 
 def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
-    b.scalar(op.predicate, Ctx(row=input))
+    t = b.scalar(op.predicate, Ctx(row=input))
+    if t not in (BOOL, DYNAMIC, UNKNOWN):
+        raise type_mismatch("The where predicate", "bool", t).at(op.predicate.span)
     return input
 
 
