@@ -182,3 +182,14 @@ def test_berserk_extensions_bind() -> None:
         ("trace_id", "string"),
         ("n", "long"),
     ]
+
+
+def test_make_series_in_range_and_plugin_aggregates() -> None:
+    assert schema(
+        "default | make-series n = count() default=0 on timestamp in range(ago(1d), now(), 1h) by body"
+    ) == [
+        ("body", "string"),
+        ("n", "dynamic"),
+        ("timestamp", "dynamic"),
+    ]
+    analyze("T | evaluate pivot(b, count(), a)", G)

@@ -314,7 +314,7 @@ def _parse_make_series(p: Parser) -> s.QueryOperator:
         if not p.accept_op(","):
             break
     p.expect_word("on")
-    on = p.parse_expr()
+    on = p.parse_expr(4)  # stop before `in range(...)`: `in` would read as the list operator
     start_e = end_e = None
     in_range = False
     if p.accept_word("in"):

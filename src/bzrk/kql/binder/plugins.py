@@ -25,7 +25,7 @@ def bind_plugin(
     from bzrk.kql.binder.core import Ctx
 
     # plugin arguments may name columns of other inputs (geo/ip lookups): bind them leniently
-    ctx = Ctx(row=TableSchema(input.columns, input.raw, opaque=True))
+    ctx = Ctx(row=TableSchema(input.columns, input.raw, opaque=True), aggregates=True)
     arg_types: list[str] = []
     for a in op.plugin.args:
         v = b.bind(a, ctx)
