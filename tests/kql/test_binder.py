@@ -193,3 +193,16 @@ def test_make_series_in_range_and_plugin_aggregates() -> None:
         ("timestamp", "dynamic"),
     ]
     analyze("T | evaluate pivot(b, count(), a)", G)
+
+
+def test_graph_operators() -> None:
+    edges = "datatable(src:string, dst:string, kind:string)['a','b','x']"
+    nodes = "datatable(name:string, age:long)['a', 1]"
+    assert schema(
+        f"let N = {nodes}; {edges} | make-graph src --> dst with N on name"
+        " | graph-match (p)-[e*1..3]->(q) where p.age > 0 project who = p.name, age = q.age, kinds = e.kind"
+    ) == [("who", "string"), ("age", "long"), ("kinds", "dynamic")]
+    assert schema(
+        f"{edges} | make-graph src --> dst with_node_id=name | graph-mark-components with_component_id=c"
+        " | graph-to-table nodes with_node_id=Id"
+    ) == [("Id", "long"), ("name", "string"), ("c", "long")]

@@ -638,3 +638,65 @@ class TraceFind(QueryOperator):
     pattern: TracePattern
     params: tuple[OperatorParam, ...]  # within=5m
     output: tuple[QueryOperator, ...]  # attached `summarize` / `where` / `project`
+
+
+# --- graph operators -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphNodeTable(Node):
+    """`with T on key` in make-graph: a node table and its key column."""
+
+    table: Expr
+    key: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MakeGraph(QueryOperator):
+    """`make-graph src --> dst [with T on key, ...] [with_node_id=name] [partitioned-by c (...)]`."""
+
+    params: tuple[OperatorParam, ...]
+    source: str
+    target: str
+    node_tables: tuple[GraphNodeTable, ...]
+    partitioned_by: str | None
+    partition_query: Expr | None  # operators applied to each partition's graph
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphPatternElement(Node):
+    """A node `(n)` (is_edge False) or an edge `-[e*1..5]->` of a graph pattern.
+
+    `direction` is "->", "<-" or "--" for edges; hop bounds are None for a single edge.
+    """
+
+    name: str | None
+    is_edge: bool
+    direction: str
+    min_hops: int | None
+    max_hops: int | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphMatch(QueryOperator):
+    """`graph-match` / `graph-shortest-paths` (`shortest=True`)."""
+
+    params: tuple[OperatorParam, ...]
+    patterns: tuple[tuple[GraphPatternElement, ...], ...]
+    where: Expr | None
+    project: tuple[NamedExpr, ...]
+    shortest: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphToTable(QueryOperator):
+    """`graph-to-table nodes|edges [as name] [with_node_id=..|with_source_id=.. with_target_id=..]`."""
+
+    what: str
+    name: str | None
+    params: tuple[OperatorParam, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphMarkComponents(QueryOperator):
+    params: tuple[OperatorParam, ...]  # kind=weak|strong, with_component_id=name

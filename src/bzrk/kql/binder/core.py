@@ -79,6 +79,9 @@ class Binder:
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.depth = 0
         self.text = ""
+        # graph values (make-graph output): schema identity → (node schema, edge schema)
+        self.graphs: dict[int, tuple[TableSchema, TableSchema]] = {}
+        self.graph_values: list[TableSchema] = []
 
     # --- scopes --------------------------------------------------------------------------
 
