@@ -206,3 +206,10 @@ def test_graph_operators() -> None:
         f"{edges} | make-graph src --> dst with_node_id=name | graph-mark-components with_component_id=c"
         " | graph-to-table nodes with_node_id=Id"
     ) == [("Id", "long"), ("name", "string"), ("c", "long")]
+
+
+def test_semantic_errors_are_collected_without_cascades() -> None:
+    with pytest.raises(KqlError) as info:
+        analyze("let a = nosuch(1); let b = a + 1; print b; print zz", G)
+    codes = [(e.code, e.snippet) for e in info.value.errors]
+    assert codes == [("UnknownFunction", "nosuch(1)"), ("UnknownName", "zz")]

@@ -14,10 +14,12 @@ from typing import Any
 
 from bzrk.kql import syntax as s
 from bzrk.kql.diagnostics import (
+    MAX_ERRORS,
     KqlError,
     SourceText,
     Span,
     bad_literal,
+    collected,
     missing_expression,
     no_query_expression,
     too_deep,
@@ -65,7 +67,8 @@ def parse(text: str) -> s.Query:
     """Parse KQL text into a syntax tree.
 
     Raises:
-        KqlError: the first syntax error, located.
+        KqlError: the first syntax error, located; `.errors` lists every statement's
+            first error (the parser resumes after the next `;`).
 
     >>> q = parse("T | where x > 1")
     >>> type(q.statements[0].expr.operators[0]).__name__
@@ -89,6 +92,7 @@ class Parser:
         self.pos = 0
         self.depth = 0
         self.in_search = False
+        self.errors: list[KqlError] = []
 
     # --- token helpers -------------------------------------------------------------------
 
@@ -160,8 +164,10 @@ class Parser:
     def parse_query(self) -> s.Query:
         start = self.tok.start
         statements = self.parse_statements(top=True)
-        if self.tok.kind != Kind.EOF:
-            raise unexpected(self.tok.text, "';' or end of query").at(self.tok.span)
+        if self.tok.kind != Kind.EOF and len(self.errors) < MAX_ERRORS:
+            self.errors.append(unexpected(self.tok.text, "';' or end of query").at(self.tok.span))
+        if self.errors:
+            raise collected(self.errors)
         if not any(isinstance(st, s.ExprStatement) for st in statements):
             raise no_query_expression().at(Span(len(self.text), len(self.text)))
         return s.Query(self.span_from(start), tuple(statements))
@@ -173,10 +179,34 @@ class Parser:
                 pass
             if self.tok.kind == Kind.EOF or (not top and self.at_op("}")):
                 break
-            statements.append(self.parse_statement())
+            if not top:
+                statements.append(self.parse_statement())
+            else:
+                # recover at the statement level: note the error, skip to the next `;`
+                try:
+                    statements.append(self.parse_statement())
+                except KqlError as err:
+                    self.errors.append(err)
+                    if len(self.errors) >= MAX_ERRORS or err.code == "QueryTooComplex":
+                        break
+                    self.depth = 0
+                    self.skip_to_statement_end()
             if not self.accept_op(";"):
                 break
         return statements
+
+    def skip_to_statement_end(self) -> None:
+        depth = 0
+        while self.tok.kind != Kind.EOF:
+            t = self.tok
+            if t.kind == Kind.OP:
+                if t.text in ("(", "[", "{"):
+                    depth += 1
+                elif t.text in (")", "]", "}"):
+                    depth = max(0, depth - 1)
+                elif t.text == ";" and depth == 0:
+                    return
+            self.advance()
 
     def parse_statement(self) -> s.Statement:
         start = self.tok.start

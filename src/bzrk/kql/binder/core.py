@@ -23,8 +23,10 @@ from bzrk.kql.binder.typing_rules import (
 )
 from bzrk.kql.catalog import AGGREGATES, FUNCTIONS
 from bzrk.kql.diagnostics import (
+    MAX_ERRORS,
     KqlError,
     aggregate_outside_summarize,
+    collected,
     not_scalar,
     not_tabular,
     too_deep,
@@ -82,6 +84,7 @@ class Binder:
         # graph values (make-graph output): schema identity → (node schema, edge schema)
         self.graphs: dict[int, tuple[TableSchema, TableSchema]] = {}
         self.graph_values: list[TableSchema] = []
+        self.poisoned: set[str] = set()  # `let` names whose definition failed to bind
 
     # --- scopes --------------------------------------------------------------------------
 
@@ -98,8 +101,25 @@ class Binder:
     # --- statements ----------------------------------------------------------------------
 
     def bind_query(self, query: s.Query) -> None:
+        errors: list[KqlError] = []
         for stmt in query.statements:
-            self.bind_statement(stmt, top=True)
+            try:
+                self.bind_statement(stmt, top=True)
+            except _Cascade:  # the statement uses a `let` that already failed: reported once
+                if isinstance(stmt, s.LetStatement):
+                    self.poisoned.add(stmt.name)
+                continue
+            except KqlError as err:
+                if err.code == "QueryTooComplex":
+                    errors.append(err)
+                    break
+                errors.append(err)
+                if isinstance(stmt, s.LetStatement):
+                    self.poisoned.add(stmt.name)
+                if len(errors) >= MAX_ERRORS:
+                    break
+        if errors:
+            raise collected(errors)
 
     def bind_statement(self, stmt: s.Statement, top: bool) -> Value | None:
         if isinstance(stmt, s.LetStatement):
@@ -192,6 +212,8 @@ class Binder:
     def _name(self, e: s.NameRef, ctx: Ctx) -> Value:
         name = e.name
         row = ctx.row
+        if name in self.poisoned and self.lookup_local(name) is None:
+            raise _Cascade()
         if row is not None:
             col = row.find(name)
             if col is not None:
@@ -466,6 +488,10 @@ class Binder:
             "user", None, None, result if isinstance(result, str) else "table", user=sym
         )
         return result
+
+
+class _Cascade(Exception):  # internal control flow; never escapes the binder
+    """A reference to a `let` whose definition already failed."""
 
 
 def _literal_string(expr: s.Expr) -> str | None:
