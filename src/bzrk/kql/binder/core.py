@@ -299,7 +299,13 @@ class Binder:
 
     def _unary(self, e: s.Unary, ctx: Ctx) -> Value:
         t = self.scalar(e.operand, ctx)
-        return LONG if t in ("int", BOOL) else t
+        if t in (BOOL, "string", "guid"):
+            raise type_mismatch(f"Operator '{e.op}'", "a number, timespan or datetime", t).at(
+                e.span
+            )
+        return (
+            LONG if t == "int" else t
+        )  # (a negative int *literal* stays int: the parser folds it)
 
     def _binary(self, e: s.Binary, ctx: Ctx) -> Value:
         # long `a or b or c ...` chains are left-nested: walk the left spine iteratively so the
