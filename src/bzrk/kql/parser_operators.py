@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING
 
 from bzrk.kql import syntax as s
 from bzrk.kql.diagnostics import unexpected
-from bzrk.kql.facts import TYPE_ALIASES
+from bzrk.kql.parser_berserk import (
+    parse_annotate,
+    parse_fieldstats,
+    parse_otel_log_stats,
+    parse_trace_find,
+)
+from bzrk.kql.parser_graph import (
+    parse_graph_mark_components,
+    parse_graph_match,
+    parse_graph_to_table,
+    parse_make_graph,
+)
 from bzrk.kql.tokens import Kind
 
 if TYPE_CHECKING:
@@ -690,266 +701,6 @@ def _parse_generic(p: Parser) -> s.QueryOperator:
     return s.GenericOperator(span, t.text, p.text[span.start : span.end])
 
 
-# --- Berserk extensions ------------------------------------------------------------------
-
-
-def _parse_annotate(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    items: list[s.AnnotateItem] = []
-    while True:
-        istart = p.tok.start
-        path = p.parse_postfix()
-        p.expect_op(":")
-        items.append(s.AnnotateItem(p.span_from(istart), path, _parse_annotation_type(p)))
-        if not p.accept_op(","):
-            break
-    return s.Annotate(p.span_from(start), tuple(items))
-
-
-def _parse_annotation_type(p: Parser) -> str:
-    if p.accept_op("["):
-        inner = _parse_annotation_type(p)
-        p.expect_op("]")
-        return f"[{inner}]"
-    if p.accept_op("{"):
-        fields: list[str] = []
-        while not p.at_op("}"):
-            name = p.parse_name()
-            p.expect_op(":")
-            fields.append(f"{name}:{_parse_annotation_type(p)}")
-            if not p.accept_op(","):
-                break
-        p.expect_op("}")
-        return "{" + ",".join(fields) + "}"
-    t = p.expect_ident("a type name")
-    canonical = TYPE_ALIASES.get(t.text.lower())
-    if canonical is None:
-        raise unexpected(t.text, "a type name").at(t.span)
-    return canonical
-
-
-def _parse_stats_columns(p: Parser) -> tuple[s.Expr, ...]:
-    cols: list[s.Expr] = []
-    while (
-        not p.at_end_of_operator()
-        and not p.at_word("with")
-        and not (p.tok.kind == Kind.IDENT and p.peek().text == "=")
-    ):
-        cols.append(p.parse_postfix())
-        if not p.accept_op(","):
-            break
-    return tuple(cols)
-
-
-def _parse_kv_params(p: Parser) -> tuple[s.OperatorParam, ...]:
-    params: list[s.OperatorParam] = []
-    while p.tok.kind == Kind.IDENT and p.peek().kind == Kind.OP and p.peek().text == "=":
-        pstart = p.tok.start
-        name = p.advance().text.lower()
-        p.advance()
-        params.append(s.OperatorParam(p.span_from(pstart), name, p.parse_param_value()))
-        p.accept_op(",")
-    return tuple(params)
-
-
-def _parse_fieldstats(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    cols = _parse_stats_columns(p)
-    params: tuple[s.OperatorParam, ...] = ()
-    if p.accept_word("with"):
-        params = _parse_kv_params(p)
-    return s.FieldStats(p.span_from(start), cols, params)
-
-
-def _parse_otel_log_stats(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    cols = _parse_stats_columns(p)
-    p.accept_word("with")
-    return s.OtelLogStats(p.span_from(start), cols, _parse_kv_params(p))
-
-
-TRACE_RELATIONS = {"::": 4, ">>": 3, ">": 3, "<<": 3, "<": 3, "~": 3, "and": 2, "or": 1}
-
-
-def _parse_trace_find(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    pattern = _parse_trace_pattern(p, 1)
-    params = _parse_kv_params(p)
-    output: list[s.QueryOperator] = []
-    while p.at_word("summarize", "where", "project"):
-        output.append(PIPE_OPERATORS[p.tok.text](p))
-    return s.TraceFind(p.span_from(start), pattern, params, tuple(output))
-
-
-def _parse_trace_pattern(p: Parser, min_prec: int) -> s.TracePattern:
-    p.enter()
-    start = p.tok.start
-    if p.accept_op("("):
-        left = _parse_trace_pattern(p, 1)
-        p.expect_op(")")
-    else:
-        p.expect_op("{")
-        predicate = None if p.at_op("}") else p.parse_pipe_expr()
-        p.expect_op("}")
-        left = s.TracePattern(p.span_from(start), predicate, None, None, None)
-    while True:
-        t = p.tok
-        rel = t.text.lower() if t.kind in (Kind.OP, Kind.IDENT) else ""
-        prec = TRACE_RELATIONS.get(rel)
-        if prec is None or prec < min_prec:
-            break
-        p.advance()
-        right = _parse_trace_pattern(p, prec + 1)
-        left = s.TracePattern(p.span_from(start), None, rel, left, right)
-    p.leave()
-    return left
-
-
-# --- graph operators ---------------------------------------------------------------------
-
-
-def _accept_ops(p: Parser, *ops: str) -> bool:
-    """Accept a sequence of adjacent operator tokens (`-`, `-`, `>` for `-->`)."""
-    for k, op in enumerate(ops):
-        t = p.peek(k) if k else p.tok
-        if t.kind != Kind.OP or t.text != op:
-            return False
-    for _ in ops:
-        p.advance()
-    return True
-
-
-def _graph_params(p: Parser) -> tuple[s.OperatorParam, ...]:
-    params: list[s.OperatorParam] = []
-    while p.tok.kind == Kind.IDENT and p.peek().kind == Kind.OP and p.peek().text == "=":
-        pstart = p.tok.start
-        name = p.advance().text.lower()
-        p.advance()
-        params.append(s.OperatorParam(p.span_from(pstart), name, p.parse_param_value()))
-        p.accept_op(",")
-    return tuple(params)
-
-
-def _parse_make_graph(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    params = list(_graph_params(p))
-    source = p.parse_name()
-    if not _accept_ops(p, "-", "-", ">"):
-        raise unexpected(p.tok.text, "'-->'").at(p.tok.span)
-    target = p.parse_name()
-    tables: list[s.GraphNodeTable] = []
-    if p.at_word("with") and not p.peek().text.startswith("with_"):
-        p.advance()
-        while True:
-            tstart = p.tok.start
-            table = p.parse_postfix()
-            p.expect_word("on")
-            key = p.parse_name()
-            tables.append(s.GraphNodeTable(p.span_from(tstart), table, key))
-            if not p.accept_op(","):
-                break
-    params.extend(_graph_params(p))
-    partitioned_by = None
-    partition_query = None
-    if p.at_word("partitioned") and p.peek().text == "-" and p.peek(2).text == "by":
-        p.advance()
-        p.advance()
-        p.advance()
-        partitioned_by = p.parse_name()
-        partition_query = p.parse_sub_pipeline()
-    return s.MakeGraph(
-        p.span_from(start),
-        tuple(params),
-        source,
-        target,
-        tuple(tables),
-        partitioned_by,
-        partition_query,
-    )
-
-
-def _parse_graph_element(p: Parser) -> s.GraphPatternElement | None:
-    start = p.tok.start
-    if p.at_op("("):
-        p.advance()
-        name = p.parse_name() if not p.at_op(")") else None
-        p.expect_op(")")
-        return s.GraphPatternElement(p.span_from(start), name, False, "", None, None)
-    direction = None
-    if _accept_ops(p, "<", "-"):
-        direction = "<-"
-    elif _accept_ops(p, "-"):
-        direction = "--"
-    else:
-        return None
-    name = None
-    lo = hi = None
-    if p.accept_op("["):
-        if not p.at_op("*") and not p.at_op("]"):
-            name = p.parse_name()
-        if p.accept_op("*"):
-            lo = int(p.advance().text) if p.tok.kind == Kind.INT else 1
-            hi = lo
-            if p.accept_op(".."):
-                hi = int(p.advance().text) if p.tok.kind == Kind.INT else lo
-        p.expect_op("]")
-    if direction == "--":
-        if _accept_ops(p, "-", ">"):
-            direction = "->"
-        else:
-            p.expect_op("-")
-    else:
-        p.expect_op("-")
-    if direction == "--" and _accept_ops(p, ">"):
-        direction = "->"
-    return s.GraphPatternElement(p.span_from(start), name, True, direction, lo, hi)
-
-
-def _parse_graph_match(p: Parser) -> s.QueryOperator:
-    t = p.advance()
-    params = _graph_params(p)
-    patterns: list[tuple[s.GraphPatternElement, ...]] = []
-    while True:
-        elements: list[s.GraphPatternElement] = []
-        while True:
-            el = _parse_graph_element(p)
-            if el is None:
-                break
-            elements.append(el)
-        if not elements:
-            raise unexpected(p.tok.text, "a graph pattern").at(p.tok.span)
-        patterns.append(tuple(elements))
-        if not p.accept_op(","):
-            break
-    where = p.parse_expr() if p.accept_word("where") else None
-    project: tuple[s.NamedExpr, ...] = ()
-    if p.accept_word("project"):
-        project = p.parse_named_list()
-    return s.GraphMatch(
-        p.span_from(t.start),
-        params,
-        tuple(patterns),
-        where,
-        project,
-        t.text == "graph-shortest-paths",
-    )
-
-
-def _parse_graph_to_table(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    what = p.expect_word("nodes", "edges").text
-    name = p.parse_name() if p.accept_word("as") else None
-    params = _graph_params(p)
-    if p.accept_op(","):  # `nodes as N, edges as E`: the second table is not modelled
-        p.skip_balanced()
-    return s.GraphToTable(p.span_from(start), what, name, params)
-
-
-def _parse_graph_mark_components(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    return s.GraphMarkComponents(p.span_from(start), _graph_params(p))
-
-
 PIPE_OPERATORS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "where": _parse_where,
     "filter": _parse_where,
@@ -997,20 +748,20 @@ PIPE_OPERATORS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "partition": _parse_partition,
     "scan": _parse_scan,
     "reduce": _parse_reduce,
-    "make-graph": _parse_make_graph,
-    "graph-match": _parse_graph_match,
-    "graph-shortest-paths": _parse_graph_match,
-    "graph-to-table": _parse_graph_to_table,
-    "graph-mark-components": _parse_graph_mark_components,
+    "make-graph": parse_make_graph,
+    "graph-match": parse_graph_match,
+    "graph-shortest-paths": parse_graph_match,
+    "graph-to-table": parse_graph_to_table,
+    "graph-mark-components": parse_graph_mark_components,
     "graph-merge": _parse_generic,
     "execute-and-cache": _parse_generic,
     "assert-schema": _parse_generic,
     "project-smart": _parse_generic,
     "project-by-names": _parse_generic,
-    "annotate": _parse_annotate,
-    "fieldstats": _parse_fieldstats,
-    "otel-log-stats": _parse_otel_log_stats,
-    "trace-find": _parse_trace_find,
+    "annotate": parse_annotate,
+    "fieldstats": parse_fieldstats,
+    "otel-log-stats": parse_otel_log_stats,
+    "trace-find": parse_trace_find,
 }
 
 SOURCE_PARSERS: dict[str, Callable[[Parser], s.QueryOperator]] = {
@@ -1023,7 +774,7 @@ SOURCE_PARSERS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "evaluate": _parse_evaluate,
     "externaldata": _parse_externaldata,
     "external_data": _parse_externaldata,
-    "trace-find": _parse_trace_find,
-    "fieldstats": _parse_fieldstats,
-    "otel-log-stats": _parse_otel_log_stats,
+    "trace-find": parse_trace_find,
+    "fieldstats": parse_fieldstats,
+    "otel-log-stats": parse_otel_log_stats,
 }

@@ -579,172 +579,8 @@ def _consume(b: Binder, op: s.Consume, input: TableSchema) -> TableSchema:
     return EMPTY_SCHEMA
 
 
-# --- Berserk extensions ------------------------------------------------------------------
-
-
-def _annotate(b: Binder, op: s.Annotate, input: TableSchema) -> TableSchema:
-    cols = list(input.columns)
-    for item in op.items:
-        b.scalar(item.path, Ctx(row=input))
-        if isinstance(item.path, s.NameRef) and not item.type.startswith(("[", "{")):
-            for i, c in enumerate(cols):
-                if c.name == item.path.name:
-                    cols[i] = Column(c.name, item.type)
-                    break
-            else:
-                cols.append(Column(item.path.name, item.type))
-    return TableSchema(tuple(cols), input.raw, input.opaque)
-
-
-def _fieldstats(b: Binder, op: s.FieldStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    return TableSchema(
-        (
-            Column("AttributePath", STRING),
-            Column("Type", STRING),
-            Column("Cardinality", LONG),
-            Column("Frequency", REAL),
-            Column("Hint", DYNAMIC),
-        )
-    )
-
-
-def _otel_log_stats(b: Binder, op: s.OtelLogStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    for p in op.params:
-        if p.name == "severity":
-            b.scalar(p.value, Ctx(row=input))
-    return _fieldstats(b, s.FieldStats(op.span, (), ()), input)
-
-
-def _trace_pattern(b: Binder, pattern: s.TracePattern, row: TableSchema) -> None:
-    if pattern.predicate is not None:
-        if isinstance(pattern.predicate, s.Pipeline):
-            b.tabular(pattern.predicate, Ctx(row=row))
-        else:
-            b.scalar(pattern.predicate, Ctx(row=row))
-    for side in (pattern.left, pattern.right):
-        if side is not None:
-            _trace_pattern(b, side, row)
-
-
-def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
-    row = input if input.columns or input.raw else TableSchema((), raw=True)
-    _trace_pattern(b, op.pattern, row)
-    schema = TableSchema((Column("trace_id", STRING),))
-    for out in op.output:
-        b.bound.inputs[out] = row
-        if isinstance(out, s.Summarize):
-            summarized = _summarize(b, out, row)
-            schema = TableSchema(
-                (
-                    Column("trace_id", STRING),
-                    *[c for c in summarized.columns if c.name != "trace_id"],
-                )
-            )
-        else:
-            schema = bind_operator(b, out, schema)
-        b.bound.schemas[out] = schema
-    return schema
-
-
 def _generic(b: Binder, op: s.GenericOperator, input: TableSchema) -> TableSchema:
     return TableSchema((), opaque=True)
-
-
-# --- graph operators ---------------------------------------------------------------------
-# A graph value flows between graph operators as an opaque TableSchema; its node and edge
-# schemas are kept in `Binder.graphs`, keyed by the identity of that schema object.
-
-
-def _graph_of(b: Binder, input: TableSchema) -> tuple[TableSchema, TableSchema]:
-    return b.graphs.get(id(input), (TableSchema((), opaque=True), TableSchema((), opaque=True)))
-
-
-def _new_graph(b: Binder, nodes: TableSchema, edges: TableSchema) -> TableSchema:
-    value = TableSchema((), opaque=True)
-    b.graphs[id(value)] = (nodes, edges)
-    b.graph_values.append(value)  # keeps the ids valid for the binder's lifetime
-    return value
-
-
-def _param_name(params: tuple[s.OperatorParam, ...], name: str) -> str | None:
-    for p in params:
-        if p.name == name and isinstance(p.value, s.NameRef):
-            return p.value.name
-    return None
-
-
-def _make_graph(b: Binder, op: s.MakeGraph, input: TableSchema) -> TableSchema:
-    edges = input
-    for name in (op.source, op.target):
-        if edges.find(name) is None and not (edges.opaque or edges.raw):
-            raise unknown_name(name).at(op.span)
-    if op.node_tables:
-        node_schemas = [b.tabular(t.table, Ctx()) for t in op.node_tables]
-        nodes = TableSchema(tuple(_union_schemas(node_schemas, "outer")))
-    else:
-        node_id = _param_name(op.params, "with_node_id") or "NodeId"
-        src = edges.find(op.source)
-        nodes = TableSchema((Column(node_id, src.type if src else UNKNOWN),))
-    graph = _new_graph(b, nodes, edges)
-    if op.partition_query is not None:
-        return b.tabular(op.partition_query, Ctx(row=graph))
-    return graph
-
-
-def _graph_mark_components(b: Binder, op: s.GraphMarkComponents, input: TableSchema) -> TableSchema:
-    nodes, edges = _graph_of(b, input)
-    name = _param_name(op.params, "with_component_id") or "ComponentId"
-    return _new_graph(b, _merge_extend(nodes, [Column(name, LONG)]), edges)
-
-
-def _graph_match(b: Binder, op: s.GraphMatch, input: TableSchema) -> TableSchema:
-    nodes, edges = _graph_of(b, input)
-    many_edges = TableSchema(tuple(Column(c.name, DYNAMIC) for c in edges.columns), opaque=True)
-    b.scopes.append({})
-    try:
-        names: list[str] = []
-        for pattern in op.patterns:
-            for el in pattern:
-                if el.name is None:
-                    continue
-                schema = nodes
-                if el.is_edge:  # a variable-length edge binds to arrays of edge properties
-                    schema = many_edges if el.max_hops is not None else edges
-                b.declare(el.name, VariableSymbol(el.name, None, schema, None, "parameter"))
-                if el.name not in names:
-                    names.append(el.name)
-        # predicates may name edge/node properties bare (`all(e, kind == "x")`): bind leniently
-        row = TableSchema((), opaque=True)
-        if op.where is not None:
-            b.scalar(op.where, Ctx(row=row))
-        if op.project:
-            return TableSchema(tuple(bind_items(b, op.project, row, mode="project")))
-        return TableSchema(tuple(Column(n, DYNAMIC) for n in names))
-    finally:
-        b.scopes.pop()
-
-
-def _graph_to_table(b: Binder, op: s.GraphToTable, input: TableSchema) -> TableSchema:
-    nodes, edges = _graph_of(b, input)
-    if op.what == "nodes":
-        node_id = _param_name(op.params, "with_node_id")
-        cols = ([Column(node_id, LONG)] if node_id else []) + list(nodes.columns)
-        return TableSchema(tuple(cols), False, nodes.opaque)
-    ids = [
-        n
-        for n in (
-            _param_name(op.params, "with_source_id"),
-            _param_name(op.params, "with_target_id"),
-        )
-        if n
-    ]
-    return TableSchema(
-        tuple([Column(n, LONG) for n in ids] + list(edges.columns)), False, edges.opaque
-    )
 
 
 _HANDLERS: dict[type, Callable[..., TableSchema]] = {
@@ -793,13 +629,13 @@ _HANDLERS: dict[type, Callable[..., TableSchema]] = {
     s.DataTable: _datatable,
     s.ExternalData: _externaldata,
     s.GenericOperator: _generic,
-    s.MakeGraph: _make_graph,
-    s.GraphMarkComponents: _graph_mark_components,
-    s.GraphMatch: _graph_match,
-    s.GraphToTable: _graph_to_table,
-    s.Annotate: _annotate,
-    s.FieldStats: _fieldstats,
-    s.OtelLogStats: _otel_log_stats,
-    s.TraceFind: _trace_find,
 }
 _unused = (BOOL, DATETIME, _same)
+
+# Berserk's operators and the graph operators live in their own modules (they import the
+# helpers above, hence the registration at the bottom).
+from bzrk.kql.binder import berserk as _berserk  # noqa: E402
+from bzrk.kql.binder import graph as _graph  # noqa: E402
+
+_HANDLERS.update(_berserk.HANDLERS)
+_HANDLERS.update(_graph.HANDLERS)
