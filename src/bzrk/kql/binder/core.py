@@ -42,8 +42,6 @@ from bzrk.kql.symbols import (
     EMPTY_SCHEMA,
     LONG,
     RAW_COLUMN,
-    REAL,
-    STRING,
     UNKNOWN,
     Column,
     ColumnSymbol,
@@ -52,7 +50,6 @@ from bzrk.kql.symbols import (
     Symbol,
     TableRefSymbol,
     TableSchema,
-    TableSymbol,
     UserFunctionSymbol,
     VariableSymbol,
 )
@@ -604,7 +601,6 @@ _SPECIAL_CALLS: dict[str, SpecialBinder] = {
     "pack_dictionary": _dynamic_call("pack_dictionary"),
     "bag_pack_columns": _dynamic_call("bag_pack_columns"),
 }
-_unused = (REAL, STRING, TableSymbol, KqlError)
 
 _EXPR_BINDERS: dict[type, Callable[[Binder, Any, Ctx], Value]] = {
     s.Literal: Binder._literal,

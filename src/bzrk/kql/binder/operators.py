@@ -18,7 +18,6 @@ from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import duplicate_column, type_mismatch, unknown_name, unknown_plugin
 from bzrk.kql.symbols import (
     BOOL,
-    DATETIME,
     DYNAMIC,
     EMPTY_SCHEMA,
     INT,
@@ -40,13 +39,6 @@ def bind_operator(b: Binder, op: s.QueryOperator, input: TableSchema | None) -> 
     if handler is None:
         return TableSchema((), opaque=True)
     return handler(b, op, input if input is not None else EMPTY_SCHEMA)
-
-
-def _same(b: Binder, op: s.QueryOperator, input: TableSchema) -> TableSchema:
-    for child in op.children():
-        if isinstance(child, s.Expr):
-            b.bind(child, Ctx(row=input))
-    return input
 
 
 def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
@@ -630,7 +622,6 @@ _HANDLERS: dict[type, Callable[..., TableSchema]] = {
     s.ExternalData: _externaldata,
     s.GenericOperator: _generic,
 }
-_unused = (BOOL, DATETIME, _same)
 
 # Berserk's operators and the graph operators live in their own modules (they import the
 # helpers above, hence the registration at the bottom).
