@@ -213,3 +213,15 @@ def test_semantic_errors_are_collected_without_cascades() -> None:
         analyze("let a = nosuch(1); let b = a + 1; print b; print zz", G)
     codes = [(e.code, e.snippet) for e in info.value.errors]
     assert codes == [("UnknownFunction", "nosuch(1)"), ("UnknownName", "zz")]
+
+
+def test_pattern_statement_and_inline_external_table() -> None:
+    assert schema(
+        "declare pattern country = (name:string)[state:string]\n"
+        '{ ("USA").["New York"] = { print Capital = "Albany" }; ("Canada").["Alberta"] = { print Capital = 1 }; };\n'
+        'country("Canada").Alberta'
+    ) == [("Capital", "long")]
+    assert schema(
+        "inline_external_table(Timestamp:datetime, Value:real) kind=storage dataformat=parquet"
+        ' (h@"https://x/y.parquet") | summarize avg(Value)'
+    ) == [("avg_Value", "real")]

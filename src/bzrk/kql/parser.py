@@ -231,8 +231,7 @@ class Parser:
             self.skip_balanced()  # `restrict access to (...)`: parsed, has no effect here
             return s.SetOption(self.span_from(start), "$restrict", None)
         if self.at_word("declare") and self.peek().text == "pattern":
-            self.skip_balanced()  # pattern statements parse but are not supported further
-            return s.SetOption(self.span_from(start), "$pattern", None)
+            return self.parse_declare_pattern(start)
         if (
             self.at_word("set")
             and self.peek().kind == Kind.IDENT
@@ -244,6 +243,57 @@ class Parser:
             return s.SetOption(self.span_from(start), name, option)
         expr = self.parse_pipe_expr()
         return s.ExprStatement(self.span_from(start), expr)
+
+    def parse_declare_pattern(self, start: int) -> s.DeclarePattern:
+        self.advance()
+        self.advance()
+        name = self.parse_name()
+        params: list[s.Param] = []
+        path_params: list[s.Param] = []
+        if self.accept_op("="):
+            self.expect_op("(")
+            params = self.parse_params_decl(")")
+            self.expect_op(")")
+            if self.accept_op("["):
+                path_params = self.parse_params_decl("]")
+                self.expect_op("]")
+        cases: list[s.PatternCase] = []
+        if self.accept_op("{"):
+            while not self.at_op("}"):
+                cstart = self.tok.start
+                self.expect_op("(")
+                args: list[s.Expr] = []
+                while not self.at_op(")"):
+                    args.append(self.parse_expr())
+                    if not self.accept_op(","):
+                        break
+                self.expect_op(")")
+                path = None
+                if self.accept_op("."):
+                    self.expect_op("[")
+                    path = self.parse_expr()
+                    self.expect_op("]")
+                self.expect_op("=")
+                body = self.parse_sub_pipeline_block()
+                cases.append(s.PatternCase(self.span_from(cstart), tuple(args), path, body))
+                if not self.accept_op(";"):
+                    break
+            self.expect_op("}")
+        return s.DeclarePattern(
+            self.span_from(start), name, tuple(params), tuple(path_params), tuple(cases)
+        )
+
+    def parse_sub_pipeline_block(self) -> s.Expr:
+        """`{ query }` → its expression (or a Lambda holding several statements)."""
+        start = self.tok.start
+        self.expect_op("{")
+        self.enter()
+        statements = self.parse_statements(top=False)
+        self.leave()
+        self.expect_op("}")
+        if len(statements) == 1 and isinstance(statements[0], s.ExprStatement):
+            return statements[0].expr
+        return s.Lambda(self.span_from(start), (), tuple(statements))
 
     def parse_let_value(self) -> s.Expr:
         start = self.tok.start
@@ -367,7 +417,7 @@ class Parser:
         nxt = self.peek()
         if word == "range":
             return nxt.kind == Kind.IDENT or (self.at_name(1) > 0 and nxt.text == "[")
-        if word in ("datatable", "externaldata", "external_data"):
+        if word in ("datatable", "externaldata", "external_data", "inline_external_table"):
             return nxt.text in ("(", "with")
         if word in ("print", "union", "search", "find", "evaluate"):
             return not (nxt.kind == Kind.OP and nxt.text in ("=", "==", ".", ",", ")", "|"))
@@ -669,7 +719,12 @@ class Parser:
                 or self.peek(2).kind == Kind.STRING
             ):
                 return self.parse_scalar_typed_literal(TYPE_ALIASES[lower])
-            if word in SOURCE_PARSERS and word in ("datatable", "externaldata", "external_data"):
+            if word in SOURCE_PARSERS and word in (
+                "datatable",
+                "externaldata",
+                "external_data",
+                "inline_external_table",
+            ):
                 return s.Pipeline(self.span_from(t.start), SOURCE_PARSERS[word](self), ())
             self.advance()
             args = self.parse_call_args()

@@ -694,6 +694,34 @@ def _parse_externaldata(p: Parser) -> s.QueryOperator:
     return s.ExternalData(p.span_from(start), cols, tuple(uris))
 
 
+def _parse_inline_external_table(p: Parser) -> s.QueryOperator:
+    """`inline_external_table(schema) kind=storage dataformat=parquet (uris) [with (...)]`."""
+    start = p.advance().start
+    cols = _parse_schema_decl(p)
+    while p.tok.kind == Kind.IDENT and p.peek().text == "=":
+        p.advance()
+        p.advance()
+        p.parse_param_value()
+    if p.at_word("partition"):  # `partition by (...)` clauses: not modelled
+        p.advance()
+        p.expect_word("by")
+        p.expect_op("(")
+        p.skip_balanced()
+        p.expect_op(")")
+    p.expect_op("(")
+    uris: list[s.Expr] = []
+    while not p.at_op(")"):
+        uris.append(p.parse_expr())
+        if not p.accept_op(","):
+            break
+    p.expect_op(")")
+    if p.accept_word("with"):
+        p.expect_op("(")
+        p.skip_balanced()
+        p.expect_op(")")
+    return s.ExternalData(p.span_from(start), cols, tuple(uris))
+
+
 def _parse_generic(p: Parser) -> s.QueryOperator:
     t = p.advance()
     p.skip_balanced()
@@ -774,6 +802,7 @@ SOURCE_PARSERS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "evaluate": _parse_evaluate,
     "externaldata": _parse_externaldata,
     "external_data": _parse_externaldata,
+    "inline_external_table": _parse_inline_external_table,
     "trace-find": parse_trace_find,
     "fieldstats": parse_fieldstats,
     "otel-log-stats": parse_otel_log_stats,

@@ -184,4 +184,19 @@ class TableRefSymbol:
     table: TableSymbol
 
 
-Symbol = ColumnSymbol | RawPathSymbol | VariableSymbol | UserFunctionSymbol | TableRefSymbol
+@dataclass(frozen=True, slots=True, eq=False)
+class PatternSymbol:
+    """A `declare pattern` statement; `p(args).path` picks the case whose literals match."""
+
+    name: str
+    declaration: syntax.DeclarePattern
+
+
+Symbol = (
+    ColumnSymbol
+    | RawPathSymbol
+    | VariableSymbol
+    | UserFunctionSymbol
+    | TableRefSymbol
+    | PatternSymbol
+)

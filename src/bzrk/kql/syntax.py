@@ -700,3 +700,25 @@ class GraphToTable(QueryOperator):
 @dataclass(frozen=True, slots=True, eq=False)
 class GraphMarkComponents(QueryOperator):
     params: tuple[OperatorParam, ...]  # kind=weak|strong, with_component_id=name
+
+
+# --- pattern statements ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PatternCase(Node):
+    """`("USA").["New York"] = { query }` inside a pattern declaration."""
+
+    args: tuple[Expr, ...]
+    path: Expr | None
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeclarePattern(Statement):
+    """`declare pattern name [= (params)[path_param]] [{ cases }]`."""
+
+    name: str
+    params: tuple[Param, ...]
+    path_params: tuple[Param, ...]
+    cases: tuple[PatternCase, ...]

@@ -46,6 +46,7 @@ from bzrk.kql.symbols import (
     Column,
     ColumnSymbol,
     GlobalState,
+    PatternSymbol,
     RawPathSymbol,
     Symbol,
     TableRefSymbol,
@@ -137,6 +138,9 @@ class Binder:
                 self.declare(p.name, VariableSymbol(p.name, p.type, None, None, "query_parameter"))
             return None
         if isinstance(stmt, s.SetOption):
+            return None
+        if isinstance(stmt, s.DeclarePattern):
+            self.declare(stmt.name, PatternSymbol(stmt.name, stmt))
             return None
         assert isinstance(stmt, s.ExprStatement)
         result = self.bind(stmt.expr, Ctx())
@@ -263,6 +267,8 @@ class Binder:
                     self.bound.symbols[e] = ColumnSymbol(e.name, DYNAMIC, target.name[1:])
                     return DYNAMIC
             raise unknown_name(f"{target.name}.{e.name}").at(e.span)
+        if isinstance(target, s.Call) and isinstance(self.lookup_local(target.name), PatternSymbol):
+            return self.invoke_pattern(target, e.name, e)
         if isinstance(target, s.Call) and target.name in ("database", "cluster"):
             self.bind(target, Ctx())
             db_name = _literal_string(target.args[0]) if target.args else None
@@ -399,6 +405,8 @@ class Binder:
         if isinstance(sym, UserFunctionSymbol):
             self.bound.symbols[e] = sym
             return self.invoke_user(sym, e.args, e, ctx, None)
+        if isinstance(sym, PatternSymbol):
+            return self.invoke_pattern(e, None, e)
         if isinstance(sym, VariableSymbol) and sym.schema is not None and not e.args:
             return sym.schema
         fn = None
@@ -442,6 +450,37 @@ class Binder:
         result = _custom_return(fn.name, value_types, kind) or return_type(fn, sig, value_types)
         self.bound.calls[e] = CallInfo(kind, fn, sig, result)
         return result
+
+    def invoke_pattern(self, call: s.Call, path: str | None, site: s.Node) -> Value:
+        sym = self.lookup_local(call.name)
+        assert isinstance(sym, PatternSymbol)
+        self.bound.symbols[site] = sym
+        for a in call.args:
+            self.scalar(a, Ctx())
+        wanted = [_literal_value(a) for a in call.args]
+        chosen = None
+        for case in sym.declaration.cases:
+            if [_literal_value(a) for a in case.args] != wanted:
+                continue
+            if path is not None and (case.path is None or _literal_value(case.path) != path):
+                continue
+            chosen = case
+            break
+        if chosen is None:
+            # no matching case in the query: the pattern is resolved at run time (opaque)
+            return TableSchema((), opaque=True)
+        self.scopes.append({})
+        try:
+            if isinstance(chosen.body, s.Lambda):
+                result: Value = UNKNOWN
+                for stmt in chosen.body.body:
+                    r = self.bind_statement(stmt, top=False)
+                    if r is not None:
+                        result = r
+                return result
+            return self.bind(chosen.body, Ctx())
+        finally:
+            self.scopes.pop()
 
     def invoke_user(
         self,
@@ -495,6 +534,14 @@ class Binder:
 
 class _Cascade(Exception):  # internal control flow; never escapes the binder
     """A reference to a `let` whose definition already failed."""
+
+
+def _literal_value(expr: s.Expr) -> object:
+    if isinstance(expr, s.Literal):
+        return expr.value
+    if isinstance(expr, s.NameRef):
+        return expr.name
+    return None
 
 
 def _literal_string(expr: s.Expr) -> str | None:
