@@ -225,3 +225,10 @@ def test_pattern_statement_and_inline_external_table() -> None:
         "inline_external_table(Timestamp:datetime, Value:real) kind=storage dataformat=parquet"
         ' (h@"https://x/y.parquet") | summarize avg(Value)'
     ) == [("avg_Value", "real")]
+
+
+def test_semantic_search_top_adds_score() -> None:
+    assert schema("default | project body | top 5 by body similarto 'disk full'") == [
+        ("body", "string"),
+        ("_score", "real"),
+    ]

@@ -62,6 +62,9 @@ def _sort(b: Binder, op: s.Sort, input: TableSchema) -> TableSchema:
 def _top(b: Binder, op: s.Top, input: TableSchema) -> TableSchema:
     b.scalar(op.count, Ctx())
     b.scalar(op.key.expr, Ctx(row=input))
+    if isinstance(op.key.expr, s.Binary) and op.key.expr.op == "similarto":
+        # Berserk semantic search: `top N by body similarto "text"` adds the similarity score
+        return _merge_extend(input, [Column("_score", REAL)])
     return input
 
 
