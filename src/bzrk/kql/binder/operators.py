@@ -169,7 +169,10 @@ def _distinct(b: Binder, op: s.Distinct, input: TableSchema) -> TableSchema:
     if len(op.items) == 1 and isinstance(op.items[0], s.Star):
         return TableSchema(input.columns, False, input.opaque)
     items = tuple(s.NamedExpr(e.span, (), e) for e in op.items)
-    return TableSchema(tuple(bind_items(b, items, input, mode="by")))
+    cols = bind_items(b, items, input, mode="by")
+    for item in items:  # the engine looks names up by the distinct expression itself
+        b.bound.names[item.expr] = b.bound.names.pop(item)
+    return TableSchema(tuple(cols))
 
 
 def _join_keys(
