@@ -232,3 +232,12 @@ def test_semantic_search_top_adds_score() -> None:
         ("body", "string"),
         ("_score", "real"),
     ]
+
+
+def test_project_by_names() -> None:
+    src = "datatable(Name:string, Age:int, City:string, Country:string)['P', 1, 'NY', 'US']"
+    assert schema(f'{src} | project-by-names "C*", dynamic(["Name"])') == [
+        ("City", "string"),
+        ("Country", "string"),
+        ("Name", "string"),
+    ]

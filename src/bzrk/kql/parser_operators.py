@@ -722,6 +722,11 @@ def _parse_inline_external_table(p: Parser) -> s.QueryOperator:
     return s.ExternalData(p.span_from(start), cols, tuple(uris))
 
 
+def _parse_project_by_names(p: Parser) -> s.QueryOperator:
+    start = p.advance().start
+    return s.ProjectByNames(p.span_from(start), _parse_on_list(p))
+
+
 def _parse_generic(p: Parser) -> s.QueryOperator:
     t = p.advance()
     p.skip_balanced()
@@ -785,7 +790,7 @@ PIPE_OPERATORS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "execute-and-cache": _parse_generic,
     "assert-schema": _parse_generic,
     "project-smart": _parse_generic,
-    "project-by-names": _parse_generic,
+    "project-by-names": _parse_project_by_names,
     "annotate": parse_annotate,
     "fieldstats": parse_fieldstats,
     "otel-log-stats": parse_otel_log_stats,

@@ -589,6 +589,13 @@ class ExternalData(QueryOperator):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class ProjectByNames(QueryOperator):
+    """`project-by-names "a", "b*", dynamic([...]), column_names_of(T), var`."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class GenericOperator(QueryOperator):
     """An operator the language layer parses only as balanced text (graph operators,
     `execute-and-cache`, ...). `text` is its source; the binder treats its schema as unknown."""

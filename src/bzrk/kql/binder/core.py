@@ -518,7 +518,11 @@ class Binder:
                     self.declare(p.name, VariableSymbol(p.name, None, schema, None, "parameter"))
                 else:
                     ptype = p.type if isinstance(gv, str) else UNKNOWN
-                    self.declare(p.name, VariableSymbol(p.name, ptype, None, None, "parameter"))
+                    # the argument expression (or default) travels with the parameter, so
+                    # constant arguments can be read statically (project-by-names)
+                    offset = 1 if input_schema is not None else 0
+                    arg = given[i - offset] if 0 <= i - offset < len(given) else p.default
+                    self.declare(p.name, VariableSymbol(p.name, ptype, None, arg, "parameter"))
             result: Value = UNKNOWN
             for stmt in decl.body:
                 r = self.bind_statement(stmt, top=False)

@@ -577,6 +577,38 @@ def _consume(b: Binder, op: s.Consume, input: TableSchema) -> TableSchema:
     return EMPTY_SCHEMA
 
 
+def _project_by_names(b: Binder, op: s.ProjectByNames, input: TableSchema) -> TableSchema:
+    patterns: list[str] = []
+    for item in op.items:
+        value = b.bind(item, Ctx(row=TableSchema((), opaque=True)))
+        patterns.extend(_names_in(b, item, value))
+    cols: list[Column] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        for c in _match(pattern, input, b, op, strict=False):
+            if c.name not in seen:
+                seen.add(c.name)
+                cols.append(c)
+    return TableSchema(tuple(cols), False, input.opaque)
+
+
+def _names_in(b: Binder, expr: s.Expr, value: object) -> list[str]:
+    """Column names/patterns an argument of project-by-names denotes, when known statically."""
+    if isinstance(expr, s.Literal):
+        if isinstance(expr.value, str):
+            return [expr.value]
+        if isinstance(expr.value, list):
+            return [v for v in expr.value if isinstance(v, str)]
+    if isinstance(expr, s.Call) and expr.name == "column_names_of" and expr.args:
+        schema = b.bound.schemas.get(expr.args[0])
+        return schema.names if schema is not None else []
+    if isinstance(expr, s.NameRef):
+        sym = b.bound.symbols.get(expr)
+        if isinstance(sym, VariableSymbol) and isinstance(sym.value, s.Literal):
+            return _names_in(b, sym.value, None)
+    return []
+
+
 def _generic(b: Binder, op: s.GenericOperator, input: TableSchema) -> TableSchema:
     return TableSchema((), opaque=True)
 
@@ -627,6 +659,7 @@ _HANDLERS: dict[type, Callable[..., TableSchema]] = {
     s.DataTable: _datatable,
     s.ExternalData: _externaldata,
     s.GenericOperator: _generic,
+    s.ProjectByNames: _project_by_names,
 }
 
 # Berserk's operators and the graph operators live in their own modules (they import the
