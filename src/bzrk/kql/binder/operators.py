@@ -13,11 +13,11 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.core import Binder, Ctx
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
-from bzrk.kql.catalog import PLUGINS
-from bzrk.kql.diagnostics import duplicate_column, unknown_name, unknown_plugin
+from bzrk.kql.binder.typing_rules import widest
+from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
+from bzrk.kql.diagnostics import duplicate_column, type_mismatch, unknown_name, unknown_plugin
 from bzrk.kql.symbols import (
     BOOL,
-    DATETIME,
     DYNAMIC,
     EMPTY_SCHEMA,
     INT,
@@ -41,15 +41,10 @@ def bind_operator(b: Binder, op: s.QueryOperator, input: TableSchema | None) -> 
     return handler(b, op, input if input is not None else EMPTY_SCHEMA)
 
 
-def _same(b: Binder, op: s.QueryOperator, input: TableSchema) -> TableSchema:
-    for child in op.children():
-        if isinstance(child, s.Expr):
-            b.bind(child, Ctx(row=input))
-    return input
-
-
 def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
-    b.scalar(op.predicate, Ctx(row=input))
+    t = b.scalar(op.predicate, Ctx(row=input))
+    if t not in (BOOL, DYNAMIC, UNKNOWN):
+        raise type_mismatch("The where predicate", "bool", t).at(op.predicate.span)
     return input
 
 
@@ -67,6 +62,9 @@ def _sort(b: Binder, op: s.Sort, input: TableSchema) -> TableSchema:
 def _top(b: Binder, op: s.Top, input: TableSchema) -> TableSchema:
     b.scalar(op.count, Ctx())
     b.scalar(op.key.expr, Ctx(row=input))
+    if isinstance(op.key.expr, s.Binary) and op.key.expr.op == "similarto":
+        # Berserk semantic search: `top N by body similarto "text"` adds the similarity score
+        return _merge_extend(input, [Column("_score", REAL)])
     return input
 
 
@@ -171,7 +169,10 @@ def _distinct(b: Binder, op: s.Distinct, input: TableSchema) -> TableSchema:
     if len(op.items) == 1 and isinstance(op.items[0], s.Star):
         return TableSchema(input.columns, False, input.opaque)
     items = tuple(s.NamedExpr(e.span, (), e) for e in op.items)
-    return TableSchema(tuple(bind_items(b, items, input, mode="by")))
+    cols = bind_items(b, items, input, mode="by")
+    for item in items:  # the engine looks names up by the distinct expression itself
+        b.bound.names[item.expr] = b.bound.names.pop(item)
+    return TableSchema(tuple(cols))
 
 
 def _join_keys(
@@ -259,7 +260,13 @@ def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
             cols.append(Column(name, ts[0]))
         else:
             cols.extend(Column(f"{name}_{t}", t) for t in ts)
-    return cols
+    taken: set[str] = set()
+    unique = []
+    for c in cols:
+        n = unique_name(c.name, taken)
+        taken.add(n)
+        unique.append(Column(n, c.type))
+    return unique
 
 
 def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
@@ -319,8 +326,15 @@ def _mv_expand(b: Binder, op: s.MvExpand, input: TableSchema) -> TableSchema:
 
 
 def _mv_apply(b: Binder, op: s.MvApply, input: TableSchema) -> TableSchema:
+    # the subquery runs over each row's expanded sub-table; its output columns are appended to
+    # the original row (replacing same-named ones), the expanded items themselves are not kept
     expanded = _mv_expand_cols(b, op, input)
-    return b.tabular(op.subquery, Ctx(row=expanded))
+    sub = b.tabular(op.subquery, Ctx(row=expanded))
+    items = {b.bound.names[i.item][0] for i in op.items}
+    kept = TableSchema(
+        tuple(c for c in input.columns if c.name not in items), input.raw, input.opaque
+    )
+    return _merge_extend(kept, list(sub.columns))
 
 
 def _parse(b: Binder, op: s.Parse, input: TableSchema) -> TableSchema:
@@ -378,7 +392,7 @@ def _getschema(b: Binder, op: s.GetSchema, input: TableSchema) -> TableSchema:
 def _evaluate(b: Binder, op: s.Evaluate, input: TableSchema) -> TableSchema:
     from bzrk.kql.binder.plugins import bind_plugin
 
-    plugin = PLUGINS.get(op.plugin.name)
+    plugin = PLUGINS.get(op.plugin.name) or EXTRA_PLUGINS.get(op.plugin.name)
     if plugin is None:
         raise unknown_plugin(op.plugin.name).at(op.plugin.span)
     return bind_plugin(b, op, plugin, input)
@@ -394,13 +408,30 @@ def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
     if b.bound.inputs.get(op) is EMPTY_SCHEMA:
         schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
             t.schema for db in b.globals.databases for t in db.tables
-        ]
+        ] + _views_in_scope(b)
         merged = _union_schemas(schemas, "outer") if schemas else []
         row = TableSchema(tuple(merged), True, any(sc.opaque for sc in schemas))
         b.scalar(op.predicate, Ctx(row=row))
         return TableSchema((Column("$table", STRING), *merged), row.raw, row.opaque)
     b.scalar(op.predicate, Ctx(row=input))
     return input
+
+
+def _views_in_scope(b: Binder) -> list[TableSchema]:
+    from bzrk.kql.symbols import UserFunctionSymbol
+
+    out = []
+    for scope in b.scopes:
+        for sym in scope.values():
+            if (
+                isinstance(sym, UserFunctionSymbol)
+                and sym.declaration.is_view
+                and not sym.declaration.params
+            ):
+                v = b.invoke_user(sym, (), sym.declaration, Ctx(), None)
+                if isinstance(v, TableSchema):
+                    out.append(v)
+    return out
 
 
 def _find(b: Binder, op: s.Find, input: TableSchema) -> TableSchema:
@@ -430,19 +461,19 @@ def _fork(b: Binder, op: s.Fork, input: TableSchema) -> TableSchema:
 
 
 def _partition(b: Binder, op: s.Partition, input: TableSchema) -> TableSchema:
-    b.scalar(op.by, Ctx(row=input))
+    key = b.scalar(op.by, Ctx(row=input))
     if isinstance(op.subquery, s.Pipeline) and isinstance(op.subquery.source, s.Star):
         return b.tabular(op.subquery, Ctx(row=input))
-    b.scalars_input = input  # type: ignore[attr-defined]
+    # `{ query }` form: the key column's name stands for the partition (a one-column table,
+    # read with toscalar(key)); the query does not see the input rows directly
     b.scopes.append({})
     try:
+        if isinstance(op.by, s.NameRef):
+            key_schema = TableSchema((Column(op.by.name, key),))
+            b.declare(op.by.name, VariableSymbol(op.by.name, None, key_schema, None, "parameter"))
         if isinstance(op.subquery, s.Lambda):
-            return (
-                TableSchema((), opaque=True)
-                if not op.subquery.body
-                else _bind_block(b, op.subquery, input)
-            )
-        return b.tabular(op.subquery, Ctx(row=input))
+            return _bind_block(b, op.subquery, input)
+        return b.tabular(op.subquery, Ctx())
     finally:
         b.scopes.pop()
 
@@ -520,10 +551,10 @@ def _print(b: Binder, op: s.Print, input: TableSchema) -> TableSchema:
 
 def _range(b: Binder, op: s.Range, input: TableSchema) -> TableSchema:
     t = b.scalar(op.start, Ctx())
-    b.scalar(op.end, Ctx())
-    b.scalar(op.step, Ctx())
-    if t == INT:
-        t = LONG
+    end = b.scalar(op.end, Ctx())
+    step = b.scalar(op.step, Ctx())
+    if t in (INT, LONG, REAL, "decimal"):
+        t = widest([t, *(x for x in (end, step) if x in (INT, LONG, REAL, "decimal"))])
     return TableSchema((Column(op.name, t),))
 
 
@@ -546,75 +577,36 @@ def _consume(b: Binder, op: s.Consume, input: TableSchema) -> TableSchema:
     return EMPTY_SCHEMA
 
 
-# --- Berserk extensions ------------------------------------------------------------------
-
-
-def _annotate(b: Binder, op: s.Annotate, input: TableSchema) -> TableSchema:
-    cols = list(input.columns)
+def _project_by_names(b: Binder, op: s.ProjectByNames, input: TableSchema) -> TableSchema:
+    patterns: list[str] = []
     for item in op.items:
-        b.scalar(item.path, Ctx(row=input))
-        if isinstance(item.path, s.NameRef) and not item.type.startswith(("[", "{")):
-            for i, c in enumerate(cols):
-                if c.name == item.path.name:
-                    cols[i] = Column(c.name, item.type)
-                    break
-            else:
-                cols.append(Column(item.path.name, item.type))
-    return TableSchema(tuple(cols), input.raw, input.opaque)
+        value = b.bind(item, Ctx(row=TableSchema((), opaque=True)))
+        patterns.extend(_names_in(b, item, value))
+    cols: list[Column] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        for c in _match(pattern, input, b, op, strict=False):
+            if c.name not in seen:
+                seen.add(c.name)
+                cols.append(c)
+    return TableSchema(tuple(cols), False, input.opaque)
 
 
-def _fieldstats(b: Binder, op: s.FieldStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    return TableSchema(
-        (
-            Column("AttributePath", STRING),
-            Column("Type", STRING),
-            Column("Cardinality", LONG),
-            Column("Frequency", REAL),
-            Column("Hint", DYNAMIC),
-        )
-    )
-
-
-def _otel_log_stats(b: Binder, op: s.OtelLogStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    for p in op.params:
-        if p.name == "severity":
-            b.scalar(p.value, Ctx(row=input))
-    return _fieldstats(b, s.FieldStats(op.span, (), ()), input)
-
-
-def _trace_pattern(b: Binder, pattern: s.TracePattern, row: TableSchema) -> None:
-    if pattern.predicate is not None:
-        if isinstance(pattern.predicate, s.Pipeline):
-            b.tabular(pattern.predicate, Ctx(row=row))
-        else:
-            b.scalar(pattern.predicate, Ctx(row=row))
-    for side in (pattern.left, pattern.right):
-        if side is not None:
-            _trace_pattern(b, side, row)
-
-
-def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
-    row = input if input.columns or input.raw else TableSchema((), raw=True)
-    _trace_pattern(b, op.pattern, row)
-    schema = TableSchema((Column("trace_id", STRING),))
-    for out in op.output:
-        b.bound.inputs[out] = row
-        if isinstance(out, s.Summarize):
-            summarized = _summarize(b, out, row)
-            schema = TableSchema(
-                (
-                    Column("trace_id", STRING),
-                    *[c for c in summarized.columns if c.name != "trace_id"],
-                )
-            )
-        else:
-            schema = bind_operator(b, out, schema)
-        b.bound.schemas[out] = schema
-    return schema
+def _names_in(b: Binder, expr: s.Expr, value: object) -> list[str]:
+    """Column names/patterns an argument of project-by-names denotes, when known statically."""
+    if isinstance(expr, s.Literal):
+        if isinstance(expr.value, str):
+            return [expr.value]
+        if isinstance(expr.value, list):
+            return [v for v in expr.value if isinstance(v, str)]
+    if isinstance(expr, s.Call) and expr.name == "column_names_of" and expr.args:
+        schema = b.bound.schemas.get(expr.args[0])
+        return schema.names if schema is not None else []
+    if isinstance(expr, s.NameRef):
+        sym = b.bound.symbols.get(expr)
+        if isinstance(sym, VariableSymbol) and isinstance(sym.value, s.Literal):
+            return _names_in(b, sym.value, None)
+    return []
 
 
 def _generic(b: Binder, op: s.GenericOperator, input: TableSchema) -> TableSchema:
@@ -667,9 +659,13 @@ _HANDLERS: dict[type, Callable[..., TableSchema]] = {
     s.DataTable: _datatable,
     s.ExternalData: _externaldata,
     s.GenericOperator: _generic,
-    s.Annotate: _annotate,
-    s.FieldStats: _fieldstats,
-    s.OtelLogStats: _otel_log_stats,
-    s.TraceFind: _trace_find,
+    s.ProjectByNames: _project_by_names,
 }
-_unused = (BOOL, DATETIME, _same)
+
+# Berserk's operators and the graph operators live in their own modules (they import the
+# helpers above, hence the registration at the bottom).
+from bzrk.kql.binder import berserk as _berserk  # noqa: E402
+from bzrk.kql.binder import graph as _graph  # noqa: E402
+
+_HANDLERS.update(_berserk.HANDLERS)
+_HANDLERS.update(_graph.HANDLERS)
