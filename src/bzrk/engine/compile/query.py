@@ -1733,3 +1733,30 @@ def _multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, 
         raw = Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", bag.sql, lit(field_name)), "dynamic")
         out.append((name, cast_to(raw, kql_type)))
     return out
+
+
+def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relation) -> Relation:
+    patterns: list[str] = []
+    compiler = ExprCompiler(Scope(lets=qc.lets))
+    for item in op.items:
+        value = compiler.compile(item)
+        if not isinstance(value.sql, S.Lit) or not isinstance(value.sql.value, str):
+            raise unsupported(item, "project-by-names needs constant names")
+        if value.type == "dynamic":
+            import json
+
+            names = json.loads(value.sql.value)
+            patterns.extend(str(n) for n in (names if isinstance(names, list) else [names]))
+        else:
+            patterns.append(value.sql.value)
+    chosen: list[str] = []
+    available = [n for n, _ in relation.columns]
+    for pattern in patterns:
+        for name in available:
+            if fnmatch.fnmatchcase(name, pattern) and name not in chosen:
+                chosen.append(name)
+    types = dict(relation.columns)
+    return qc._select(relation, [(S.Col(n), n) for n in chosen], [(n, types[n]) for n in chosen])
+
+
+_OPERATORS[K.ProjectByNames] = op_project_by_names
