@@ -535,8 +535,8 @@ def _dt_fn(template: str, result: str = "long") -> Builder:
 
 reg("getyear", _dt_fn("toInt64(toYear({0}))"))
 reg("getmonth monthofyear", _dt_fn("toInt64(toMonth({0}))"))
-reg("dayofmonth", _dt_fn("toInt64(toDayOfMonth({0}))"))
-reg("dayofyear", _dt_fn("toInt64(toDayOfYear({0}))"))
+reg("dayofmonth", _dt_fn("toInt32(toDayOfMonth({0}))", "int"))
+reg("dayofyear", _dt_fn("toInt32(toDayOfYear({0}))", "int"))
 reg("hourofday", _dt_fn("toInt64(toHour({0}))"))
 reg("week_of_year", _dt_fn("toInt64(toISOWeek({0}))"))
 reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)", "timespan"))
@@ -1429,7 +1429,10 @@ def _format_ipv4(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     ip = args[0]
     bits = cast_to(args[1], "long").sql if len(args) > 1 else None
     number = _ipv4_masked(to_string(ip), bits) if ip.type == "string" else cast_to(ip, "long").sql
-    return Typed(T("if({0} IS NULL, '', IPv4NumToString(toUInt32({0})))", number), "string")
+    text = T("if({0} IS NULL, '', IPv4NumToString(toUInt32({0})))", number)
+    if bits is not None:
+        text = T("if({1} < 0 OR {1} > 32, '', {0})", text, bits)
+    return Typed(text, "string")
 
 
 reg("format_ipv4", _format_ipv4)

@@ -470,6 +470,7 @@ def _projection(
         relation = _window_groups(qc, relation, items)
         scope = relation.scope(qc.lets)
         scope.row_window = qc._row_window
+    input_names = {n for n, _ in relation.columns}
     order: list[str] = [n for n, _ in relation.columns] if extend else []
     values: dict[str, Typed] = {n: scope.columns[n] for n, _ in relation.columns} if extend else {}
     column_counter = itertools.count(1)
@@ -510,7 +511,10 @@ def _projection(
         if name not in order:
             order.append(name)
         values[name] = value
-        scope.columns[name] = value
+        # project items see the input row (`project v = f(v), w = g(v)` reads the input v);
+        # extend items see the items before them.
+        if extend or name not in input_names:
+            scope.columns[name] = value
     if window:
         order = [n for n in order if n != "__rn" and not n.startswith("__grp")]
         order += ["__rn"] if extend else []
@@ -811,6 +815,11 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
             name = kql_expression_name(expr, aggregate=True) or default_name(expr)
+            if expr.name.startswith("covariance") and len(expr.args) >= 2:
+                # covariance(x, y) is named after both columns.
+                name = (
+                    f"{expr.name}_{_expr_name(expr.args[0]) or ''}_{_expr_name(expr.args[1]) or ''}"
+                )
         else:
             name = f"Column{next(column_counter)}"
         name = _unique(name, used)
