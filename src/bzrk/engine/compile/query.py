@@ -1385,6 +1385,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
     ):
         count = T("toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))", start.sql, end.sql, step.sql)
         value = Typed(T("toInt64({0} + toInt64(number) * {1})", start.sql, step.sql), "long")
+        if start.type == end.type == step.type == "int":
+            value = Typed(T("toInt32({0})", value.sql), "int")
     elif start.type == "timespan":
         count = T("toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))", start.sql, end.sql, step.sql)
         value = Typed(T("toInt64({0} + toInt64(number) * {1})", start.sql, step.sql), "timespan")
