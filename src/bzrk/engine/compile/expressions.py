@@ -686,14 +686,49 @@ class ExprCompiler:
         return Typed(_format_timespan_sql(ts.sql, pattern), "string")
 
     def array_sort(self, args: list[Typed], *, descending: bool) -> Typed:
-        arr = T("JSONExtractArrayRaw({0})", args[0].sql)
-        # Numbers sort numerically, strings ordinally; nulls last (KQL default).
-        key = "x -> (x = 'null', toFloat64OrNull(x), x)"
-        fname = "arrayReverseSort" if descending else "arraySort"
+        """array_sort_asc/desc: sort the first array, reorder the others the same way.
+
+        A trailing bool says where nulls go (default: last). Several arrays give an array of
+        the sorted arrays.
+        """
+        nulls_last = True
+        if args and args[-1].type == "bool":
+            nulls_last = not (isinstance(args[-1].sql, S.Lit) and args[-1].sql.value is False)
+            args = args[:-1]
+        arrays = [T("JSONExtractArrayRaw({0})", a.sql) for a in args]
+        # Numbers sort numerically, other values by their JSON text (ISO datetimes sort right);
+        # nulls go first or last whatever the direction.
+        numbers = T(
+            "arraySort(__i -> toFloat64OrZero({0}[__i]), arrayFilter(__i -> {0}[__i] != 'null' "
+            "AND toFloat64OrNull({0}[__i]) IS NOT NULL, range(1, length({0}) + 1)))",
+            arrays[0],
+        )
+        others = T(
+            "arraySort(__i -> {0}[__i], arrayFilter(__i -> {0}[__i] != 'null' "
+            "AND toFloat64OrNull({0}[__i]) IS NULL, range(1, length({0}) + 1)))",
+            arrays[0],
+        )
         if descending:
-            key = "x -> (x != 'null', toFloat64OrNull(x), x)"
+            numbers, others = T("arrayReverse({0})", numbers), T("arrayReverse({0})", others)
+        values = T("arrayConcat({0}, {1})", numbers, others)
+        nulls = T("arrayFilter(__i -> {0}[__i] = 'null', range(1, length({0}) + 1))", arrays[0])
+        order = (
+            T("arrayConcat({0}, {1})", values, nulls)
+            if nulls_last
+            else T("arrayConcat({1}, {0})", values, nulls)
+        )
+        sorted_json = [
+            T(
+                "concat('[', arrayStringConcat(arrayMap(__i -> {1}[__i], {0}), ','), ']')",
+                order,
+                arr,
+            )
+            for arr in arrays
+        ]
+        if len(sorted_json) == 1:
+            return Typed(sorted_json[0], "dynamic")
         return Typed(
-            T("concat('[', arrayStringConcat(" + fname + "(" + key + ", {0}), ','), ']')", arr),
+            T("concat('[', arrayStringConcat({0}, ','), ']')", S.Func("array", sorted_json)),
             "dynamic",
         )
 
