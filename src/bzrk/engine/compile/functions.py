@@ -1132,16 +1132,25 @@ reg("has_ipv4_prefix has_any_ipv4_prefix", _has_ipv4(True))
 
 
 def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # One pass, lookups in order: each lookup is first swapped for a control-character marker
+    # (so later lookups never match inside earlier replacements), then markers become rewrites.
     text = to_string(args[0])
+    lookups = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[1].sql)
+    rewrites = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[2].sql)
+    marker = "concat(char(1), repeat(char(3), toUInt64(p.1)), char(2))"
+    marked = T(
+        "arrayFold((acc, p) -> if(p.2 = '', acc, replaceAll(acc, p.2, " + marker + ")), "
+        "arrayZip(arrayEnumerate({1}), {1}), {0})",
+        text,
+        lookups,
+    )
     return Typed(
         T(
-            "arrayFold((acc, p) -> replaceAll(acc, p.1, p.2), arrayZip(arrayMap(x -> "
-            + _DYN_TEXT_X
-            + ", JSONExtractArrayRaw({1})), "
-            "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({2}))), {0})",
-            text,
-            args[1].sql,
-            args[2].sql,
+            "arrayFold((acc, p) -> replaceAll(acc, " + marker + ", p.2), "
+            "arrayZip(arrayEnumerate({1}), arrayResize({2}, length({1}), '')), {0})",
+            marked,
+            lookups,
+            rewrites,
         ),
         "string",
     )
