@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 565,
-    "docs-tables.jsonl": 486,
+    "docs-emulator.jsonl": 568,
+    "docs-tables.jsonl": 488,
     "loco.jsonl": 445,
 }
 

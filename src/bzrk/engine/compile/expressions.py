@@ -65,6 +65,8 @@ class Scope:
 
     columns: dict[str, Typed] = field(default_factory=dict)
     lets: Mapping[str, Any] = field(default_factory=dict)
+    # The operator's input row, when it differs from `columns` (extend items add to columns).
+    input_columns: dict[str, Typed] | None = None
     row_window: Callable[[str, list[Typed], K.Call], Typed] | None = None
 
 
@@ -1046,7 +1048,8 @@ def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
     )
     args: list[Typed] = []
     pairs = []
-    for name, value in c.scope.columns.items():
+    row = c.scope.input_columns if c.scope.input_columns is not None else c.scope.columns
+    for name, value in row.items():
         if name.startswith("__"):
             continue
         pairs.append((name, value))

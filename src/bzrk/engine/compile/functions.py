@@ -1452,6 +1452,12 @@ def _format_bytes(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
     units = "['Bytes', 'KB', 'MB', 'GB', 'TB', 'PB', 'EB']"
     exponent = T("toUInt8(if({0} < 1024, 0, least(6, floor(log({0}) / log(1024)))))", size)
+    if len(args) > 2 and isinstance(args[2].sql, S.Lit) and isinstance(args[2].sql.value, str):
+        wanted = {"bytes": 0, "kb": 1, "mb": 2, "gb": 3, "tb": 4, "pb": 5, "eb": 6}.get(
+            args[2].sql.value.lower()
+        )
+        if wanted is not None:
+            exponent = T("toUInt8({0})", lit(wanted))
     return Typed(
         T(
             "concat(toString(round({0} / pow(1024, {2}), {1})), ' ', " + units + "[{2} + 1])",

@@ -13,7 +13,7 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions import ExprCompiler
 from bzrk.engine.compile.typed import T, Typed, to_string
-from bzrk.engine.types import normalize_kql_type
+from bzrk.engine.types import clickhouse_type, normalize_kql_type
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -125,6 +125,22 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
     for i, (name, kql_type) in enumerate(columns):
         group = T("arrayElement({0}, " + str(i + 1) + ")", groups)
         values[name] = _convert(compiler, group, kql_type)
+    if kind == "simple":
+        # Simple mode is all or nothing: a typed part that does not convert empties the row.
+        typed = [values[n] for n, t in columns if t != "string"]
+        if typed:
+            ok: S.Expr = S.IsNull(typed[0].sql, negated=True)
+            for value in typed[1:]:
+                ok = S.BinOp("AND", ok, S.IsNull(value.sql, negated=True))
+            for name, kql_type in columns:
+                empty = (
+                    S.Lit("")
+                    if kql_type == "string"
+                    else S.Cast(S.Lit(None), clickhouse_type(kql_type))
+                )
+                values[name] = Typed(
+                    T("if({0}, {1}, {2})", ok, values[name].sql, empty), values[name].type
+                )
     order = [n for n, _ in relation.columns] + [
         n for n, _ in columns if n not in dict(relation.columns)
     ]

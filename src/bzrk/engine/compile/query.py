@@ -471,6 +471,7 @@ def _projection(
         scope = relation.scope(qc.lets)
         scope.row_window = qc._row_window
     input_names = {n for n, _ in relation.columns}
+    scope.input_columns = {n: scope.columns[n] for n, _ in relation.columns}
     order: list[str] = [n for n, _ in relation.columns] if extend else []
     values: dict[str, Typed] = {n: scope.columns[n] for n, _ in relation.columns} if extend else {}
     column_counter = itertools.count(1)
