@@ -594,9 +594,18 @@ class ExprCompiler:
                 ),
                 "long",
             )
-        name = {"year": "year", "quarter": "quarter", "month": "month", "week": "week"}.get(
-            unit or ""
-        )
+        if unit == "week":
+            # Week boundaries crossed, weeks starting on Sunday; Kusto returns it as real.
+            return Typed(
+                T(
+                    "toFloat64(intDiv(reinterpretAsInt64(toDateTime64(toStartOfWeek({0}, 0), 7, 'UTC')) - "
+                    "reinterpretAsInt64(toDateTime64(toStartOfWeek({1}, 0), 7, 'UTC')), 6048000000000))",
+                    a.sql,
+                    b.sql,
+                ),
+                "real",
+            )
+        name = {"year": "year", "quarter": "quarter", "month": "month"}.get(unit or "")
         if name is None:
             raise ValueError(f"datetime_diff part {unit}")
         return Typed(
