@@ -14,8 +14,8 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 569,
-    "docs-tables.jsonl": 489,
+    "docs-emulator.jsonl": 571,
+    "docs-tables.jsonl": 491,
     "loco.jsonl": 445,
 }
 

@@ -1624,7 +1624,69 @@ def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     name = op.plugin.name.lower()
     if name == "bag_unpack":
         return _bag_unpack(qc, op, relation)
+    if name == "ipv4_lookup":
+        return _ipv4_lookup(qc, op, relation)
     raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
+
+
+def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    """`evaluate ipv4_lookup(Lookup, ip_column, range_column [, return_unmatched])`.
+
+    Each row meets the lookup rows whose CIDR range holds its address (a filtered cross join:
+    lookup tables are small); unmatched rows stay when asked, with empty lookup columns.
+    """
+    relation = _strip_rn(qc, relation)
+    args = [a for a in op.plugin.args if not isinstance(a, K.NamedArg)]
+    named = {a.name.lower(): a.value for a in op.plugin.args if isinstance(a, K.NamedArg)}
+    if len(args) < 3:
+        raise unsupported(
+            op.plugin, "ipv4_lookup needs a table and two columns", code="WrongArgumentCount"
+        )
+    lookup = _strip_rn(qc, qc.tabular(args[0]))
+    ip_col, range_col = _expr_name(args[1]), _expr_name(args[2])
+    if ip_col not in dict(relation.columns) or range_col not in dict(lookup.columns):
+        raise unsupported(op.plugin, "ipv4_lookup columns must exist", code="UnknownName")
+    unmatched_node = named.get("return_unmatched", args[3] if len(args) > 3 else None)
+    keep_unmatched = isinstance(unmatched_node, K.Literal) and unmatched_node.value is True
+    left_names = [n for n, _ in relation.columns]
+    right = [(n, t) for n, t in lookup.columns if n not in left_names]
+    out = list(relation.columns) + right
+    cidr = "if(position({1}, '/') > 0, {1}, concat({1}, '/32'))"
+    cond = T(
+        "(isIPv4String(splitByChar('/', {0})[1]) AND isIPAddressInRange(splitByChar('/', {0})[1], "
+        + cidr
+        + "))",
+        S.Col(ip_col, "L"),
+        S.Col(range_col, "R"),
+    )
+    matched = S.Select(
+        columns=[(S.Col(n, "L"), n) for n in left_names] + [(S.Col(n, "R"), n) for n, _ in right],
+        from_=relation.source("L"),
+        joins=[S.Join("CROSS", lookup.source("R"))],
+        where=cond,
+    )
+    if not keep_unmatched:
+        return qc._new_cte(matched, out)
+    matched_rel = qc._new_cte(matched, out)
+    rest = S.Select(
+        columns=[(S.Col(n), n) for n in left_names]
+        + [
+            (lit("") if t == "string" else S.Cast(lit(None), clickhouse_type(t)), n)
+            for n, t in right
+        ],
+        from_=relation.source(),
+        where=S.InList(
+            S.Col(ip_col),
+            S.Select(columns=[(S.Col(ip_col), None)], from_=matched_rel.source()),
+            negated=True,
+        ),
+    )
+    return qc._new_cte(
+        S.UnionAll(
+            [S.Select(columns=[(S.Col(n), n) for n, _ in out], from_=matched_rel.source()), rest]
+        ),
+        out,
+    )
 
 
 def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
