@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -51,8 +52,8 @@ class Func(Expr):
     """A function call; ``params`` are the parametric part (``quantile(0.5)(x)``)."""
 
     name: str
-    args: list[Expr] = field(default_factory=list)
-    params: list[Expr] | None = None
+    args: Sequence[Expr] = field(default_factory=list)
+    params: Sequence[Expr] | None = None
     distinct: bool = False
 
 
@@ -104,7 +105,7 @@ class Template(Expr):
     """SQL text written in bzrk's own code with ``{0}``, ``{1}`` … slots for child nodes."""
 
     text: str
-    args: list[Expr] = field(default_factory=list)
+    args: Sequence[Expr] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,7 @@ class ScalarSubquery(Expr):
 @dataclass(frozen=True, slots=True)
 class InList(Expr):
     operand: Expr
-    values: list[Expr] | Query
+    values: Sequence[Expr] | Query
     negated: bool = False
 
 
@@ -143,7 +144,7 @@ class TableFunction(Source):
     """A table function such as ``numbers(n)`` or ``values(structure, rows…)``."""
 
     name: str
-    args: list[Expr]
+    args: Sequence[Expr]
     alias: str | None = None
 
 
@@ -163,7 +164,7 @@ class Join:
 
 @dataclass(slots=True)
 class Select:
-    columns: list[tuple[Expr, str | None]] = field(default_factory=list)
+    columns: Sequence[tuple[Expr, str | None]] = field(default_factory=list)
     from_: Source | None = None
     joins: list[Join] = field(default_factory=list)
     array_join: list[tuple[Expr, str]] | None = None
@@ -181,7 +182,7 @@ class Select:
 
 @dataclass(slots=True)
 class UnionAll:
-    queries: list[Query]
+    queries: Sequence[Query]
     ctes: list[tuple[str, Query]] = field(default_factory=list)
 
 

@@ -121,13 +121,9 @@ def _json_list(items: S.Expr) -> S.Expr:
 
 
 def _limit(a: list[Typed], i: int) -> str:
-    if (
-        len(a) > i
-        and isinstance(a[i].sql, S.Template)
-        and a[i].sql.args
-        and isinstance(a[i].sql.args[0], S.Lit)
-    ):
-        return str(int(a[i].sql.args[0].value))
+    sql = a[i].sql if len(a) > i else None
+    if isinstance(sql, S.Template) and sql.args and isinstance(sql.args[0], S.Lit):
+        return str(int(sql.args[0].value))
     return "1048576"
 
 

@@ -895,8 +895,8 @@ def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
             step_sql,
         )
         if start.type == "timespan":
-            text = to_string(Typed(S.Col("__t"), "timespan"))
-            return Typed(T("toJSONString(arrayMap(t -> {1}, {0}))", items, text), "dynamic")
+            ts_text = to_string(Typed(S.Col("__t"), "timespan"))
+            return Typed(T("toJSONString(arrayMap(t -> {1}, {0}))", items, ts_text), "dynamic")
         return Typed(T("toJSONString({0})", items), "dynamic")
     step_sql = cast_to(step, "real").sql if step is not None else S.Lit(1.0)
     items = T(

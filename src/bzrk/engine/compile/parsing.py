@@ -154,7 +154,7 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
         else:
             select.append((S.Col(name), name))
             out.append((name, types[name]))
-    where = None
+    where: S.Expr | None = None
     if op.where_only:
         # parse-where keeps rows that match and whose typed columns all convert.
         where = T("match({0}, {1})", source.sql, S.Lit(regex))

@@ -137,8 +137,10 @@ class QueryCompiler:
             ctes=list(self.ctes),
         )
         return CompiledTable(
-            name, S.render(select), tuple(Column(n, t) for n, t in relation.columns)
-        )  # type: ignore[arg-type]
+            name,
+            S.render(select),
+            tuple(Column(n, t) for n, t in relation.columns),  # type: ignore[arg-type]
+        )
 
     def _let_value(self, value: K.Expr) -> Any:
         if isinstance(value, K.Lambda):
@@ -182,7 +184,7 @@ class QueryCompiler:
     def _select(
         self,
         relation: Relation,
-        columns: list[tuple[S.Expr, str]],
+        columns: Sequence[tuple[S.Expr, str]],
         out: list[tuple[str, str]],
         **kw: Any,
     ) -> Relation:
@@ -258,6 +260,7 @@ class QueryCompiler:
             bound[params[0].name] = input_rel
             params = params[1:]
         for param in params:
+            arg: K.Expr | None
             if param.name in named:
                 arg = named[param.name]
             else:
@@ -307,6 +310,7 @@ class QueryCompiler:
         named = {a.name: a.value for a in node.args if isinstance(a, K.NamedArg)}
         params = list(fn.params)
         for param in fn.params:
+            arg: K.Expr | None
             if param.name in named:
                 arg = named[param.name]
             else:
@@ -976,7 +980,8 @@ def op_mv_expand(
     relation = _strip_rn(qc, relation)
     scope = relation.scope(qc.lets)
     params = {p.name: p.value for p in op.params}
-    bag_array = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "array"
+    kind_node = params.get("kind")
+    bag_array = isinstance(kind_node, K.NameRef) and kind_node.name == "array"
     if "bagexpansion" in params:
         bag_array = (
             isinstance(params["bagexpansion"], K.NameRef) and params["bagexpansion"].name == "array"
@@ -1072,7 +1077,8 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
         )
         labelled.append((rel, label))
     params = {p.name: p.value for p in op.params}
-    inner = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "inner"
+    kind_node = params.get("kind")
+    inner = isinstance(kind_node, K.NameRef) and kind_node.name == "inner"
     withsource = params.get("withsource")
     source_col = withsource.name if isinstance(withsource, K.NameRef) else None
     # A name whose type differs between inputs becomes one column per type: x_long, x_int.
@@ -1351,7 +1357,7 @@ def src_print(qc: QueryCompiler, op: K.Print) -> Relation:
 
 
 def src_datatable(qc: QueryCompiler, op: K.DataTable) -> Relation:
-    out = [(c.name, normalize_kql_type(c.type)) for c in op.columns]
+    out: list[tuple[str, str]] = [(c.name, normalize_kql_type(c.type)) for c in op.columns]
     width = len(out)
     if width == 0:
         raise unsupported(op, "datatable needs columns")
@@ -1528,7 +1534,8 @@ def op_make_series(qc: QueryCompiler, op: K.MakeSeries, relation: Relation) -> R
     end = ticks(qc.expr(None, op.end).sql)
     t = ticks(on.sql)
     params = {p.name: p.value for p in op.params}
-    nonempty = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "nonempty"
+    kind_node = params.get("kind")
+    nonempty = isinstance(kind_node, K.NameRef) and kind_node.name == "nonempty"
     used: set[str] = set()
     by_cols: list[tuple[S.Expr, str]] = []
     by_out: list[tuple[str, str]] = []
@@ -1707,6 +1714,7 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     ignored_node = named.get("ignoredproperties")
     if isinstance(ignored_node, K.Literal) and isinstance(ignored_node.value, list):
         ignored = {str(v) for v in ignored_node.value}
+    keys: list[tuple[str, str]] = []
     if op.schema:
         keys = [
             (c.name, normalize_kql_type(c.type))
@@ -1733,7 +1741,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
             order_by=[(S.Col("k"), False, False)],
             ctes=list(qc.ctes),
         )
-        keys = []
         for row in qc.probe(S.render(discovery)):
             kinds = [t for t in row["types"] if t != "Null"]
             kql_type = _JSON_TYPE_TO_KQL.get(kinds[0], "dynamic") if len(kinds) == 1 else "dynamic"

@@ -127,7 +127,7 @@ def percentile_tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
 def percentiles_array_tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     if len(a) == 2 and a[1].type == "dynamic":
-        points = T("arrayMap(p -> toFloat64OrZero(p), JSONExtractArrayRaw({0}))", a[1].sql)
+        points: S.Expr = T("arrayMap(p -> toFloat64OrZero(p), JSONExtractArrayRaw({0}))", a[1].sql)
     else:
         points = S.Func("array", [cast_to(x, "real").sql for x in a[1:]])
     return Typed(
