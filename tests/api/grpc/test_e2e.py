@@ -98,10 +98,9 @@ def require_gateway(route: Route) -> None:
 
 def require_engine(route: Route) -> None:
     frames = route.call(request("print v = 1"), timeout=60)
-    last = frames[-1] if frames else None
-    if last is not None and last.WhichOneof("payload") == "error":
-        if last.error.code == "NotImplemented":
-            pytest.skip(ENGINE_MISSING)
+    codes = [f.error.code for f in frames if f.WhichOneof("payload") == "error"]
+    if codes == ["NotImplemented"]:
+        pytest.skip(ENGINE_MISSING)
 
 
 @pytest.fixture(params=["direct", "gateway"])
