@@ -212,16 +212,19 @@ def test_client_cancel_stops_server_work(engine_route: Route, dev_server: DevSer
         received: list[Any] = []
         consumer = threading.Thread(target=lambda: received.extend(_drain(responses)), daemon=True)
         consumer.start()
-        time.sleep(2.0)
-        busy = _cpu_rate(pid, 1.5)
+        time.sleep(1.0)
+        busy = _cpu_rate(pid, 2.0)
         if not consumer.is_alive():
             pytest.fail(f"the query finished before the cancel could be tested: {received[-1:]}")
-        assert busy > 0.5, f"the server was not working on the query ({busy:.2f} cores)"
+        # CPU time is shared with whatever else runs on the machine: compare, don't time.
+        assert busy > 0.2, f"the server was not working on the query ({busy:.2f} cores)"
         responses.cancel()
         consumer.join(10)
         time.sleep(1.5)  # cancellation reaches the engine
         idle = _cpu_rate(pid, 2.0)
-    assert idle < 0.3, f"server still busy after the cancel: {idle:.2f} cores (was {busy:.2f})"
+    assert idle < min(0.3, busy / 3), (
+        f"still busy after the cancel: {idle:.2f} cores (was {busy:.2f})"
+    )
 
 
 def _drain(responses: Any) -> list[Any]:
