@@ -191,6 +191,27 @@ def test_summarize_streams_several_iterations(engine_route: Route) -> None:
     assert counts and all(isinstance(c, int) for c in counts)
 
 
+def test_fork_streams_one_table_per_branch(engine_route: Route) -> None:
+    frames = engine_route.call(
+        request(
+            "range x from 1 to 5 step 1 "
+            "| fork (summarize c = count() | as Totals) (take 2 | as TopTwo)"
+        )
+    )
+    assert payloads(frames)[-1] == "done", frames[-1]
+    names: list[str] = []
+    for frame in frames:
+        kind = frame.WhichOneof("payload")
+        if kind == "schema":
+            names.append(frame.schema.name)
+        elif kind == "batch":
+            assert frame.batch.table_name in names, "batch before its table's schema"
+    assert len(names) == len(set(names)), names
+    assert {"Totals", "TopTwo"} <= set(names), names
+    assert table_rows(frames, "Totals") == [[5]]
+    assert len(table_rows(frames, "TopTwo")) == 2
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / 100.0  # utime + stime, in clock ticks
