@@ -92,37 +92,77 @@ asyncio.run(serve(with_principal, config))
 """
 
 
-def test_grpc_layer_streams_200_mb_with_bounded_memory(capsys: pytest.CaptureFixture[str]) -> None:
-    rows, width = 220_000, 1000
+FORWARDER_SCRIPT = """
+import asyncio, socket, sys
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from bzrk.auth.internal import Principal
+from bzrk.gateway.grpc_forward import GrpcForwarder
+
+async def authenticate(header):
+    return Principal("big", ("user",))
+
+app = GrpcForwarder(sys.argv[1], lambda principal: "unused", authenticate)
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+sock.listen(16)
+config = Config()
+config.bind = [f"fd://{sock.fileno()}"]
+config.accesslog = None
+print(sock.getsockname()[1], flush=True)
+asyncio.run(serve(app, config))
+"""
+
+
+def _spawn(script: str, *args: str) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER_SCRIPT, str(rows), str(width)],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, env=env, text=True
     )
+    assert process.stdout is not None
+    return process, int(process.stdout.readline())
+
+
+@pytest.mark.parametrize("via_gateway", [False, True], ids=["direct", "forwarder"])
+def test_grpc_layer_streams_200_mb_with_bounded_memory(
+    via_gateway: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows, width = 220_000, 1000
+    processes = []
     try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
+        server, port = _spawn(SERVER_SCRIPT, str(rows), str(width))
+        processes.append(server)
+        prefix = ""
+        if via_gateway:
+            forwarder, port = _spawn(FORWARDER_SCRIPT, f"127.0.0.1:{port}")
+            processes.append(forwarder)
+            prefix = "/api/grpc"
         time.sleep(0.5)
-        baseline = peak_rss_mib(server.pid)
+        baseline = [peak_rss_mib(p.pid) for p in processes]
         started = time.monotonic()
-        stats = stream(f"127.0.0.1:{port}", request("generated"), [])
+        stats = stream(f"127.0.0.1:{port}", request("generated"), [], prefix)
         elapsed = time.monotonic() - started
-        peak = peak_rss_mib(server.pid)
+        peak = [peak_rss_mib(p.pid) for p in processes]
     finally:
-        server.terminate()
-        server.wait(10)
+        for process in processes:
+            process.terminate()
+            process.wait(10)
+    names = ["query service", "gateway forwarder"]
+    rss = "; ".join(
+        f"{name} peak RSS {b:.0f} -> {p:.0f} MiB"
+        for name, b, p in zip(names, baseline, peak, strict=False)
+    )
     with capsys.disabled():
         print(
-            f"\ngRPC layer: {stats['bytes'] / 2**20:.0f} MiB in {stats['frames']} frames, "
-            f"{stats['rows']} rows, {elapsed:.1f} s; largest frame {stats['max_frame']} B; "
-            f"server peak RSS {baseline:.0f} -> {peak:.0f} MiB"
+            f"\ngRPC layer ({'through the forwarder' if via_gateway else 'direct'}): "
+            f"{stats['bytes'] / 2**20:.0f} MiB in {stats['frames']} frames, {stats['rows']} rows, "
+            f"{elapsed:.1f} s; largest frame {stats['max_frame']} B; {rss}"
         )
     assert stats["rows"] == rows and stats["last"] == "done"
     assert stats["bytes"] >= TARGET_BYTES
     assert stats["max_frame"] <= FOUR_MIB
-    assert peak - baseline < 100, "server memory grew with the result size"
+    for name, b, p in zip(names, baseline, peak, strict=False):
+        assert p - b < 100, f"{name} memory grew with the result size: {b:.0f} -> {p:.0f} MiB"
 
 
 def test_real_query_streams_200_mb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
