@@ -233,8 +233,9 @@ def check_value_table(frames: list[query_pb2.ExecuteQueryResultFrame]) -> None:
     """Assert every cell of the value-type table: column type, oneof arm and value."""
     schema = next(f.schema for f in frames if f.WhichOneof("payload") == "schema")
     columns = {c.name: (i, c.type) for i, c in enumerate(schema.columns)}
+    assert schema.name == "PrimaryResult"
     batches = [f.batch for f in frames if f.WhichOneof("payload") == "batch"]
-    rows = [row for batch in batches for row in batch.rows]
+    rows = [row for b in batches if b.table_name == "PrimaryResult" for row in b.rows]
     assert len(rows) == 1, rows
     cells = rows[0].values
     for name, (_, _, wire_type, arm, value) in VALUE_TABLE.items():
@@ -288,6 +289,20 @@ def node_call(target: str, query: str, **options: Any) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+def node_rows(frames: list[dict[str, Any]], table: str = "PrimaryResult") -> list[Any]:
+    """The raw rows of ``table`` in the last snapshot, from proto-loader frames."""
+    iteration, rows = None, []
+    for frame in frames:
+        if frame["payload"] != "batch":
+            continue
+        batch = frame["batch"]
+        if batch["result_iteration_id"] != iteration:
+            iteration, rows = batch["result_iteration_id"], []
+        if batch["table_name"] == table:
+            rows.extend(batch["rows"])
+    return rows
+
+
 def node_value(cell: dict[str, Any]) -> Any:
     """A proto-loader BqlValue as a value; longs stay strings (``longs: String``)."""
     arm = cell.get("value")
@@ -323,8 +338,9 @@ def check_node_value_table(result: dict[str, Any]) -> None:
     assert result["status"]["code"] == 0, result["status"]
     frames = result["frames"]
     schema = next(f["schema"] for f in frames if f["payload"] == "schema")
+    assert schema["name"] == "PrimaryResult"
     columns = {c["name"]: (i, c["type"]) for i, c in enumerate(schema["columns"])}
-    rows = [r for f in frames if f["payload"] == "batch" for r in f["batch"]["rows"]]
+    rows = node_rows(frames)
     assert len(rows) == 1, rows
     cells = rows[0]["values"]
     for name, (_, _, wire_type, arm, _) in VALUE_TABLE.items():

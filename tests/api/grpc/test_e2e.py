@@ -27,6 +27,7 @@ from .helpers import (
     check_value_table,
     node_call,
     node_ready,
+    node_rows,
     node_value,
     payloads,
     request,
@@ -187,10 +188,19 @@ def test_summarize_streams_several_iterations(engine_route: Route) -> None:
     assert len(iterations) >= 2, f"one snapshot only: {iterations}"
     assert len(set(iterations)) == len(iterations)
     assert kinds.count("metadata") == len(iterations)
-    counts = [row[0] for row in table_rows(frames)]
-    assert counts and all(isinstance(c, int) for c in counts)
+    # The final snapshot is the whole answer: its bins add up to the window's count.
+    final = table_rows(frames)
+    total = engine_route.call(request("default | count", since="24h ago"), timeout=120)
+    assert sum(row[1] for row in final) == table_rows(total)[0][0]
 
 
+ENGINE_FORK_NAMES = (
+    "engine: fork branches come back as GenericResult/GenericResult1 instead of their `as` "
+    "names, and a fork's extra table leaks into later queries (compiler state shared)"
+)
+
+
+@pytest.mark.xfail(reason=ENGINE_FORK_NAMES, strict=False)
 def test_fork_streams_one_table_per_branch(engine_route: Route) -> None:
     frames = engine_route.call(
         request(
@@ -210,6 +220,15 @@ def test_fork_streams_one_table_per_branch(engine_route: Route) -> None:
     assert {"Totals", "TopTwo"} <= set(names), names
     assert table_rows(frames, "Totals") == [[5]]
     assert len(table_rows(frames, "TopTwo")) == 2
+
+
+@pytest.mark.xfail(reason=ENGINE_FORK_NAMES, strict=False)
+def test_no_table_leaks_into_the_next_query(engine_route: Route) -> None:
+    engine_route.call(request("range x from 1 to 3 step 1 | fork (count) (take 1)"))
+    frames = engine_route.call(request("print v = 1"))
+    assert [f.schema.name for f in frames if f.WhichOneof("payload") == "schema"] == [
+        "PrimaryResult"
+    ]
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -269,10 +288,10 @@ def test_node_print_and_multi_column(engine_route: Route) -> None:
     assert result["status"]["code"] == 0
     frames = result["frames"]
     assert frames[0]["payload"] == "schema" and frames[-1]["payload"] == "done"
-    rows = [r for f in frames if f["payload"] == "batch" for r in f["batch"]["rows"]]
+    rows = node_rows(frames)
     assert [[node_value(c) for c in r["values"]] for r in rows] == [["1"]]
     result = engine_route.node('print a = 1, b = "x", c = 2.5, d = true')
-    rows = [r for f in result["frames"] if f["payload"] == "batch" for r in f["batch"]["rows"]]
+    rows = node_rows(result["frames"])
     assert [[node_value(c) for c in r["values"]] for r in rows] == [["1", "x", 2.5, True]]
 
 

@@ -300,3 +300,12 @@ def test_fifty_megabytes_stream_in_frames_under_four_mebibytes(
     assert count == 50_000
     assert sum(sizes) > 50_000_000
     assert max(sizes) <= 4 * 1024 * 1024
+
+
+def test_client_deadline_is_capped_by_the_server_setting() -> None:
+    executor = ScriptedExecutor(one_row)
+    ctx = SimpleNamespace(executor=executor, settings=SimpleNamespace(query_max_timeout_ms=1000))
+    with serve(WithPrincipal(create_app(ctx))) as target:  # type: ignore[arg-type]
+        frames = call(target, request("print v = 1"), timeout=600)
+    assert payloads(frames)[-1] == "done"
+    assert executor.requests[0].timeout_ms == 1000

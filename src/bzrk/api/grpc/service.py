@@ -58,7 +58,10 @@ def _rfc3339_from_nanos(nanos: int) -> str:
 
 
 def build_request(
-    request: pb.ExecuteQueryRequest, principal: Principal | None, context: CallContext
+    request: pb.ExecuteQueryRequest,
+    principal: Principal | None,
+    context: CallContext,
+    max_timeout_ms: int | None = None,
 ) -> QueryRequest:
     """Validate a decoded request and turn it into the engine's :class:`QueryRequest`."""
     internal = principal is not None and principal.kind == INTERNAL_KIND
@@ -90,6 +93,10 @@ def build_request(
     if request.HasField("ingest_time_range_end_nanos"):
         ingest_until = _rfc3339_from_nanos(request.ingest_time_range_end_nanos)
     remaining = context.time_remaining()
+    timeout_ms = None if remaining is None else max(1, int(remaining * 1000))
+    if timeout_ms is not None and max_timeout_ms is not None:
+        # A client deadline past the server's cap is not an error: the cap applies.
+        timeout_ms = min(timeout_ms, max_timeout_ms)
     request_id = context.extras.get("request_id", "")
     return QueryRequest(
         query=request.query,
@@ -99,7 +106,7 @@ def build_request(
         timezone=request.timezone or "UTC",
         ingest_since=ingest_since,
         ingest_until=ingest_until,
-        timeout_ms=None if remaining is None else max(1, int(remaining * 1000)),
+        timeout_ms=timeout_ms,
         bypass_cache=request.bypass_map_reduce_state_cache,
         principal=principal.subject if principal is not None else "",
         surface="grpc",
@@ -110,8 +117,11 @@ def build_request(
 class QueryServicer:
     """``ExecuteQuery``: one request in, the encoded result stream out."""
 
-    def __init__(self, executor: Callable[[], QueryExecutor | None]) -> None:
+    def __init__(
+        self, executor: Callable[[], QueryExecutor | None], max_timeout_ms: int | None = None
+    ) -> None:
         self._executor = executor
+        self._max_timeout_ms = max_timeout_ms
 
     async def execute_query(self, data: bytes, context: CallContext) -> AsyncIterator[bytes]:
         try:
@@ -120,7 +130,9 @@ class QueryServicer:
             raise GrpcError(Status.INVALID_ARGUMENT, f"undecodable request: {exc}") from None
         request_id = str(uuid.uuid4())
         context.extras["request_id"] = request_id
-        query_request = build_request(request, context.scope.get(PRINCIPAL_KEY), context)
+        query_request = build_request(
+            request, context.scope.get(PRINCIPAL_KEY), context, self._max_timeout_ms
+        )
         executor = self._executor()
         if executor is None:
             raise GrpcError(Status.UNAVAILABLE, "this process does not run the query engine")
@@ -147,5 +159,6 @@ class QueryServicer:
 
 
 def create_app(ctx: AppContext) -> ASGIApp:
-    servicer = QueryServicer(lambda: ctx.executor)
+    settings = getattr(ctx, "settings", None)
+    servicer = QueryServicer(lambda: ctx.executor, getattr(settings, "query_max_timeout_ms", None))
     return GrpcAsgiApp({EXECUTE_QUERY: servicer.execute_query})
