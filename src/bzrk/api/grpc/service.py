@@ -64,7 +64,10 @@ def build_request(
     max_timeout_ms: int | None = None,
 ) -> QueryRequest:
     """Validate a decoded request and turn it into the engine's :class:`QueryRequest`."""
-    internal = principal is not None and principal.kind == INTERNAL_KIND
+    if principal is None:
+        # The query service verifies the internal token first; never run a query without it.
+        raise GrpcError(Status.UNAUTHENTICATED, "internal token required")
+    internal = principal.kind == INTERNAL_KIND
     set_internal = [name for name in INTERNAL_ONLY_FIELDS if request.HasField(name)]
     if set_internal and not internal:
         raise GrpcError(
@@ -84,6 +87,7 @@ def build_request(
         )
     since, until = request.since or None, request.until or None
     ingest_since, ingest_until = request.ingest_since or None, request.ingest_until or None
+    # sint64 nanoseconds span 1677-2262: always a valid datetime.
     if request.HasField("time_range_start_nanos"):
         since = _rfc3339_from_nanos(request.time_range_start_nanos)
     if request.HasField("time_range_end_nanos"):
@@ -108,7 +112,7 @@ def build_request(
         ingest_until=ingest_until,
         timeout_ms=timeout_ms,
         bypass_cache=request.bypass_map_reduce_state_cache,
-        principal=principal.subject if principal is not None else "",
+        principal=principal.subject,
         surface="grpc",
         client_request_id=context.metadata.get("x-bzrk-client-request-id") or request_id,
     )
