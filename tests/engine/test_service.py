@@ -245,3 +245,13 @@ def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
         == final.chunks_total
     )
     assert final.chunks_skipped_range > 0  # a two-hour window of three days skips by range
+
+
+def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:
+    async def collect() -> list[Any]:
+        request = QueryRequest(query="print 1", database="nope")
+        return [event async for event in env["service"].execute(request)]
+
+    events = asyncio.run(collect())
+    assert isinstance(events[-1], Error) and events[-1].code == "DatabaseNotFound"
+    assert "'nope'" in events[-1].message

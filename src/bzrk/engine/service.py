@@ -280,6 +280,13 @@ class QueryService(QueryExecutor):
                 stop = parse_stop_when(request.stop_when)
             except StopPredicateError as exc:
                 raise _fail("InvalidStopWhen", str(exc), "Invalid stop_when") from exc
+        if not request.database:
+            raise _fail("InvalidArgument", "a database is required")
+        has_database = getattr(self.catalog, "has_database", None)
+        if has_database is not None and not has_database(request.database):
+            raise _fail(
+                "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
+            )
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
