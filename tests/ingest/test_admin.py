@@ -36,7 +36,6 @@ def _auth(keys: InternalKeys, roles=("admin",), audience="ingest") -> dict[str, 
 async def test_refuses_without_gateway_admin_token(app, keys, tmp_path) -> None:
     (tmp_path / "elsewhere").mkdir()
     other = InternalKeys.load_or_create(tmp_path / "elsewhere")  # not the gateway's key
-    )
     async with client(app) as http:
         for headers, status in (
             ({}, 401),
