@@ -166,3 +166,28 @@ def load_settings(
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "settings"
         raise ConfigError(f"invalid setting '{where}': {first['msg']}") from exc
+
+
+def render_settings_markdown() -> str:
+    """The ``docs/settings.md`` page, generated from :data:`SETTINGS` (``python -m bzrk.server.settings``)."""
+    lines = [
+        "# Settings",
+        "",
+        "Generated from `bzrk.server.settings.SETTINGS` by `python -m bzrk.server.settings > docs/settings.md`",
+        "(a test keeps this page and the code equal).",
+        "Precedence: defaults < `--config FILE.toml` < environment `BZRK_<NAME>` < command-line flags.",
+        "",
+        "| setting | environment | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        field_info = Settings.model_fields[setting.name]
+        default = "~/.local/share/bzrk" if setting.name == "data_dir" else field_info.default
+        lines.append(
+            f"| `{setting.name}` | `BZRK_{setting.name.upper()}` | `{default}` | {setting.help} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_settings_markdown(), end="")
