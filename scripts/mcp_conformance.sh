@@ -44,9 +44,9 @@ done
 [ -s "$WORK/ready.json" ] || { echo "server did not become ready"; cat "$WORK/server.log"; exit 1; }
 field() { "$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$WORK/ready.json" "$1"; }
 URL=$(field url); UPSTREAM=$(field upstream); GATEWAY=$(field gateway); TOKEN=$(field token)
-echo "proxy $URL -> $UPSTREAM"
+echo "proxy $URL -> $UPSTREAM" | tee "$WORK/upstream.txt"
 
-rm -rf "$OUT"; mkdir -p "$OUT"
+rm -rf "$OUT"; mkdir -p "$OUT"; cp "$WORK/upstream.txt" "$OUT/"
 set +e
 conformance server --url "$URL" --requirements 2026-07-28 -o "$OUT/results" --timeout 10000 \
   >"$OUT/conformance.log" 2>&1
