@@ -6,6 +6,7 @@ branches; until then each test skips with the reason instead of faking the missi
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -22,6 +23,37 @@ VERSION = "2026-07-28"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def ingest_logs(creds: dict[str, str]) -> None:
+    """A few OTLP/JSON log records through the real ingest path (the demo loader may be absent)."""
+    now_ns = time.time_ns()
+    records = [
+        {
+            "timeUnixNano": str(now_ns - i * 60_000_000_000),
+            "severityText": "ERROR" if i % 3 == 0 else "INFO",
+            "body": {"stringValue": f"mcp e2e record {i}"},
+            "attributes": [{"key": "http.route", "value": {"stringValue": f"/r/{i % 2}"}}],
+        }
+        for i in range(6)
+    ]
+    payload = {
+        "resourceLogs": [
+            {
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "mcp-e2e"}}]
+                },
+                "scopeLogs": [{"scope": {"name": "test"}, "logRecords": records}],
+            }
+        ]
+    }
+    response = httpx.post(
+        creds["otlp_http"] + "/v1/logs",
+        json=payload,
+        headers={"authorization": f"Bearer {creds['ingest_token']}"},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +80,7 @@ def gateway(dev_server) -> dict[str, str]:  # type: ignore[no-untyped-def]
     probe = httpx.post(url, json=body, headers=headers, timeout=10)
     if probe.status_code != 200 or "result" not in probe.json():
         pytest.skip(f"needs the gateway's /mcp forwarding (got HTTP {probe.status_code})")
+    ingest_logs(creds)
     return {"url": url, "token": creds["token"]}
 
 
@@ -91,6 +124,24 @@ async def test_tools_through_the_gateway(gateway: dict[str, str]) -> None:
         assert "default" in [d["name"] for d in databases.structured_content["databases"]]
         tables = await mcp.call_tool("list_tables", {"database": "default"})
         assert "default" in [t["name"] for t in tables.structured_content["tables"]]
+        fields = await mcp.call_tool(
+            "discover_fields", {"database": "default", "table": "default", "since": "1d ago"}
+        )
+        assert not fields.is_error, fields.content[0].text
+        paths = {f["path"] for f in fields.structured_content["fields"]}
+        assert {"resource.service.name", "attributes.http.route", "severity_text"} <= paths, paths
+        filtered = await mcp.call_tool(
+            "discover_fields",
+            {
+                "database": "default",
+                "table": "default",
+                "since": "1d ago",
+                "name_filter": "service",
+            },
+        )
+        assert all("service" in f["path"] for f in filtered.structured_content["fields"])
+        missing = await mcp.call_tool("list_tables", {"database": "no_such_db"})
+        assert missing.is_error
         docs = await mcp.call_tool("get_docs", {"topic": "otel-fields"})
         assert "severity_text" in docs.content[0].text
 

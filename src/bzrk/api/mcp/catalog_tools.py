@@ -74,8 +74,10 @@ async def _blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
     except LookupError as exc:
         raise ToolError(str(exc).strip("'\"") or "not found", code="NotFound") from None
     except Exception as exc:
-        if type(exc).__name__ in ("NotFound", "UnknownDatabase", "UnknownTable"):
-            raise ToolError(str(exc), code="NotFound") from None
+        # Domain errors of the metadata store and the storage catalogue read well as they are.
+        if type(exc).__name__ in ("NotFound", "StorageError", "InvalidName", "SchemaError"):
+            code = "NotFound" if type(exc).__name__ == "NotFound" else type(exc).__name__
+            raise ToolError(str(exc), code=code) from None
         log.exception("schema provider failed")
         raise ToolError(f"schema lookup failed: {exc}", code="Internal") from None
 
