@@ -17,9 +17,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bzrk.api.mcp.timewords import TimeWordError, to_ticks
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.request import DatabaseInfo, FieldInfo, SchemaProvider, TableInfo
+from bzrk.engine.timewindow import TimeExpressionError, now_ticks, parse_instant
 from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import MetaStore
 
@@ -189,10 +189,11 @@ LIST_TABLES = Tool(
 
 async def discover_fields(call: ToolCall) -> ToolOutcome:
     args = call.arguments
+    now = now_ticks()
     try:
-        since_ticks = to_ticks(args.get("since") or "1h ago")
-        until_ticks = to_ticks(args["until"]) if args.get("until") else None
-    except TimeWordError as exc:
+        since_ticks = parse_instant(args.get("since") or "1h ago", now_ticks=now)
+        until_ticks = parse_instant(args["until"], now_ticks=now) if args.get("until") else None
+    except TimeExpressionError as exc:
         raise ToolError(str(exc), code="InvalidTime") from None
     limit = args.get("limit", 200)
     fields: list[FieldInfo] = await _blocking(
