@@ -59,7 +59,11 @@ def test_query_error_before_body_has_problem_and_kusto_fields(client: TestClient
     assert error["@permanent"] is True
 
 
-def test_unknown_database_envelope(client: TestClient) -> None:
+@pytest.mark.parametrize("checked_by", ["schema provider", "engine"])
+def test_unknown_database_envelope(checked_by: str) -> None:
+    executor = ScriptedExecutor({"T": _db_missing})
+    schema_kw = {} if checked_by == "schema provider" else {"schema": None}
+    client = TestClient(make_app(executor, **schema_kw))
     for path in ("/v2/rest/query", "/v1/rest/query"):
         response = client.post(path, json={"db": "nope", "csl": "T"})
         assert response.status_code == 404

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from bzrk.api.adx.errors import JSON_MEDIA_TYPE, AdxError, RequestContext, error_response
-from bzrk.api.adx.mgmt import CommandContext, run_command
+from bzrk.api.adx.mgmt import CommandContext, find_database, run_command
 from bzrk.api.adx.request import AdxRequest, parse_request
 from bzrk.api.adx.v1 import encode_v1
 from bzrk.api.adx.v2 import encode_v2, encode_v2_fragmented
@@ -152,6 +153,18 @@ class AdxApp:
         body = b"".join([chunk async for chunk in encoded])
         return Response(body, media_type=JSON_MEDIA_TYPE, headers=_headers(rc))
 
+    async def _resolve_database(self, name: str) -> str | None:
+        """The database's canonical name, None when unknown; unchecked without a provider."""
+        schema: SchemaProvider | None = self.ctx.components.get("schema")
+        if schema is None:
+            return name  # the engine reports unknown databases itself
+        try:
+            found = await anyio.to_thread.run_sync(find_database, schema, name)
+        except Exception:  # discovery trouble must not block queries: the engine decides
+            log.warning("database lookup failed; leaving it to the engine", exc_info=True)
+            return name
+        return found.name if found is not None else None
+
     async def _query(
         self, adx: AdxRequest, principal: Principal, rc: RequestContext, *, version: int
     ) -> Response:
@@ -160,6 +173,12 @@ class AdxApp:
             return error_response(
                 Error(code="BackendUnavailable", message="the query engine is not running"), rc
             )
+        database = await self._resolve_database(adx.db)
+        if database is None:
+            return error_response(
+                Error(code="DatabaseNotFound", message=f"database '{adx.db}' not found"), rc
+            )
+        adx = replace(adx, db=database)
         progressive = version == 2 and adx.options.progressive
         fragmented = version == 2 and (progressive or adx.options.fragment_primary_tables)
         query = self.query_request(adx, principal, rc, progressive=progressive)
