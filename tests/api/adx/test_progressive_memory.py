@@ -64,7 +64,7 @@ def test_million_row_progressive_stream_has_bounded_memory() -> None:
             peak[0] = max(peak[0], _rss_bytes())
             time.sleep(0.05)
 
-    with LoopbackServer(make_app(executor)) as server:
+    with LoopbackServer(make_app(executor), "hypercorn") as server:  # what bzrk dev runs
         body = {
             "db": "default",
             "csl": "Big",
