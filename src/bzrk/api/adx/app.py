@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -38,8 +38,6 @@ PRINCIPAL_KEY = "bzrk.principal"
 # What "notruncation" lifts the row and byte caps to: far beyond any answer a client can hold.
 NO_TRUNCATION = ResultLimits(max_rows=2**53, max_bytes=2**53)
 
-Encoder = Callable[[AsyncIterator[Event], RequestContext], AsyncIterator[bytes]]
-
 
 def _request_context(request: Request) -> RequestContext:
     client_id = request.headers.get("x-ms-client-request-id") or f"bzrk;{uuid.uuid4()}"
@@ -50,7 +48,7 @@ def _headers(rc: RequestContext) -> dict[str, str]:
     return {"x-ms-client-request-id": rc.client_request_id, "x-ms-activity-id": rc.activity_id}
 
 
-async def _guarded(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+async def _guarded(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
     """The executor's stream with a crash turned into an ``Error`` event."""
     try:
         async for event in events:
@@ -109,33 +107,33 @@ class AdxApp:
     # -- the three endpoints ----------------------------------------------------------------
 
     async def v2_query(self, request: Request) -> Response:
-        return await self._serve(request, version=2, require_db=True)
+        return await self._serve(request, version=2)
 
     async def v1_query(self, request: Request) -> Response:
-        return await self._serve(request, version=1, require_db=True)
+        return await self._serve(request, version=1)
 
     async def v1_mgmt(self, request: Request) -> Response:
-        return await self._serve(request, version=1, require_db=False, mgmt=True)
+        return await self._serve(request, version=1, mgmt=True)
 
-    async def _serve(
-        self, request: Request, *, version: int, require_db: bool, mgmt: bool = False
-    ) -> Response:
+    async def _serve(self, request: Request, *, version: int, mgmt: bool = False) -> Response:
         rc = _request_context(request)
         principal: Principal | None = request.scope.get(PRINCIPAL_KEY)
         try:
             if principal is None:
                 raise AdxError("Unauthenticated", "a bearer token is required")
-            body = await request.body()
-            peek = parse_request(body, require_db=False)
-            if peek.is_command:
-                return await self._command(peek, principal, rc, version=version)
+            adx = parse_request(await request.body())
+            if adx.is_command:
+                return await self._command(adx, principal, rc, version=version)
             if mgmt:
                 raise AdxError(
                     "UnknownCommand",
                     "management endpoint expects a command starting with '.'; "
                     "send queries to /v1/rest/query or /v2/rest/query",
                 )
-            adx = parse_request(body, require_db=require_db)
+            if not adx.db:  # commands may name none (Grafana sends ""), queries must
+                raise AdxError(
+                    "BadRequest", "'db' (the database to query) is required and non-empty"
+                )
         except AdxError as exc:
             return error_response(exc.error, rc)
         return await self._query(adx, principal, rc, version=version)

@@ -226,13 +226,12 @@ def _schema(ctx: CommandContext, databases: list[DatabaseInfo], form: str | None
     if form and form.lower() == "json":
         text = json.dumps(schema_json(ctx, databases), separators=(",", ":"))
         return CommandTable(SCHEMA_JSON_COLUMNS, [[text]])
+    rows: list[list[Any]] = []
     if form and form.lower() == "csl":
-        rows = []
         for db in databases:
             for table in ctx.schema.list_tables(db.name):
                 rows.append([table.name, _csl_schema(table), db.name, "", ""])
         return CommandTable(TABLE_SCHEMA_COLUMNS, rows)
-    rows = []
     for db in databases:
         rows.append([db.name, "", "", "", False, False, "", "v1.0", "", ""])
         for table in ctx.schema.list_tables(db.name):
