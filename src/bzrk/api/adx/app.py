@@ -10,6 +10,7 @@ error body of :mod:`bzrk.api.adx.errors`; after it, failures are reported in-ban
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
@@ -37,6 +38,7 @@ log = logging.getLogger("bzrk.api.adx")
 PRINCIPAL_KEY = "bzrk.principal"
 # What "notruncation" lifts the row and byte caps to: far beyond any answer a client can hold.
 NO_TRUNCATION = ResultLimits(max_rows=2**53, max_bytes=2**53)
+DEADLINE_GRACE_S = 2.0
 
 
 def _request_context(request: Request) -> RequestContext:
@@ -48,14 +50,40 @@ def _headers(rc: RequestContext) -> dict[str, str]:
     return {"x-ms-client-request-id": rc.client_request_id, "x-ms-activity-id": rc.activity_id}
 
 
-async def _guarded(events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
-    """The executor's stream with a crash turned into an ``Error`` event."""
+async def _guarded(
+    events: AsyncIterator[Event], timeout_ms: int | None
+) -> AsyncGenerator[Event, None]:
+    """The executor's stream with a crash, or a run past its deadline, ending in ``Error``.
+
+    The engine enforces the timeout itself; this deadline (a grace later) only guarantees
+    that a client's ``servertimeout`` holds even if the engine does not stop.
+    """
+    deadline = (
+        anyio.current_time() + timeout_ms / 1000 + DEADLINE_GRACE_S
+        if timeout_ms is not None
+        else math.inf
+    )
     try:
-        async for event in events:
+        while True:
+            with anyio.move_on_after(deadline - anyio.current_time()) as scope:
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    return
+            if scope.cancelled_caught:
+                seconds = (timeout_ms or 0) / 1000
+                yield Error(
+                    code="QueryTimeout",
+                    message=f"query exceeded its servertimeout of {seconds:g} s",
+                )
+                return
             yield event
     except Exception:  # a crash must still end the answer well-formed, reported in-band
         log.exception("query execution failed")
         yield Error(code="Internal", message="internal error while running the query")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await events.aclose()  # type: ignore[attr-defined]
 
 
 async def _chain(first: list[Event], rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
@@ -136,6 +164,9 @@ class AdxApp:
                 )
         except AdxError as exc:
             return error_response(exc.error, rc)
+        except Exception:  # never a bare 500: the SDKs need the error envelope
+            log.exception("ADX request failed")
+            return error_response(Error(code="Internal", message="internal error"), rc)
         return await self._query(adx, principal, rc, version=version)
 
     async def _command(
@@ -145,7 +176,13 @@ class AdxApp:
         if schema is None:
             raise AdxError("SchemaUnavailable", "schema discovery is not available on this server")
         command = CommandContext(schema=schema, principal=principal, db=adx.db)
-        table = await anyio.to_thread.run_sync(run_command, command, adx.csl)
+        try:
+            table = await anyio.to_thread.run_sync(run_command, command, adx.csl)
+        except AdxError:
+            raise
+        except Exception as exc:
+            log.exception("management command failed")
+            raise AdxError("SchemaUnavailable", f"schema discovery failed: {exc}") from exc
         events = _from_list(table.events())
         encoded = encode_v1(events, rc, command=True) if version == 1 else encode_v2(events, rc)
         body = b"".join([chunk async for chunk in encoded])
@@ -180,7 +217,7 @@ class AdxApp:
         progressive = version == 2 and adx.options.progressive
         fragmented = version == 2 and (progressive or adx.options.fragment_primary_tables)
         query = self.query_request(adx, principal, rc, progressive=progressive)
-        events = _guarded(aiter(executor.execute(query)))
+        events = _guarded(aiter(executor.execute(query)), query.timeout_ms)
         # Hold the status line until the first event that writes rows (or shows progress).
         first: list[Event] = []
         async for event in events:
