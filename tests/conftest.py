@@ -16,7 +16,9 @@ import pytest
 
 # The real-engine corpora and specs live beside the repo in ../shared (never copied into it);
 # BZRK_SHARED_DIR points elsewhere (e.g. from a git worktree).
-SHARED = Path(os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared")
+SHARED = Path(
+    os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared"
+)
 
 
 @pytest.fixture(scope="session")

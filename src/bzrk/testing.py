@@ -40,9 +40,8 @@ class DevServer:
 
     def start(self, timeout_s: float = 120.0) -> dict[str, Any]:
         creds_path = self.data_dir / "dev-credentials.json"
-        if creds_path.exists():
-            # A previous run's file: wait for this run to rewrite it.
-            creds_path.unlink()
+        # A previous run's file may exist: wait until this run has rewritten it.
+        started_at = time.time() - 1
         env = {
             **os.environ,
             "PYTHONPATH": str(SRC_DIR),
@@ -63,7 +62,7 @@ class DevServer:
                 raise RuntimeError(
                     f"bzrk dev exited with {self.process.returncode}: {self.log_tail()}"
                 )
-            if creds_path.exists():
+            if creds_path.exists() and creds_path.stat().st_mtime >= started_at:
                 try:
                     self.credentials = json.loads(creds_path.read_text())
                 except json.JSONDecodeError:

@@ -33,3 +33,12 @@ def test_invalid_value_is_named() -> None:
 
 def test_settings_table_documents_every_field() -> None:
     assert [s.name for s in SETTINGS] == list(Settings.model_fields)
+
+
+def test_settings_page_is_generated_from_the_table() -> None:
+    from bzrk.server.settings import render_settings_markdown
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+    assert page.read_text() == render_settings_markdown(), (
+        "run: python -m bzrk.server.settings > docs/settings.md"
+    )

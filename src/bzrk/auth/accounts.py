@@ -145,3 +145,219 @@ def resolve_ingest_token(meta: MetaStore, value: str) -> IngestTokenInfo:
         row.created_at,
         row.revoked_at,
     )
+
+
+# -- users: lookup, password check, administration ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    id: str
+    username: str
+    display_name: str
+    role: str
+    disabled: bool
+    created_at: datetime
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "username": self.username,
+            "display_name": self.display_name,
+            "role": self.role,
+            "disabled": self.disabled,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+def _user(row: sa.Row) -> UserInfo:
+    return UserInfo(
+        row.id, row.username, row.display_name, row.role, bool(row.disabled), row.created_at
+    )
+
+
+# Verified when the username is unknown, so a miss costs the same time as a wrong password.
+_DUMMY_HASH = hash_password("bzrk-timing-equaliser")
+
+
+def authenticate_password(meta: MetaStore, username: str, password: str) -> UserInfo | None:
+    """The enabled user with this username and password, or ``None`` (same cost either way)."""
+    from bzrk.auth.passwords import verify_password
+
+    t = schema.users
+    with meta.engine.connect() as conn:
+        row = conn.execute(sa.select(t).where(t.c.username == username)).first()
+    stored = row.password_hash if row is not None and row.password_hash else _DUMMY_HASH
+    ok = verify_password(password, stored)
+    if row is None or not row.password_hash or not ok or row.disabled:
+        return None
+    return _user(row)
+
+
+def get_user(meta: MetaStore, user_id: str) -> UserInfo:
+    t = schema.users
+    with meta.engine.connect() as conn:
+        row = conn.execute(sa.select(t).where(t.c.id == user_id)).first()
+    if row is None:
+        raise NotFound(f"user '{user_id}' not found")
+    return _user(row)
+
+
+def list_users(meta: MetaStore) -> list[UserInfo]:
+    t = schema.users
+    with meta.engine.connect() as conn:
+        return [_user(r) for r in conn.execute(sa.select(t).order_by(t.c.username))]
+
+
+def update_user(
+    meta: MetaStore,
+    user_id: str,
+    *,
+    role: str | None = None,
+    disabled: bool | None = None,
+    password: str | None = None,
+    display_name: str | None = None,
+) -> UserInfo:
+    """Change a user; disabling one also ends their sessions and tokens."""
+    values: dict[str, object] = {}
+    if role is not None:
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        values["role"] = role
+    if disabled is not None:
+        values["disabled"] = disabled
+    if password is not None:
+        values["password_hash"] = hash_password(password)
+    if display_name is not None:
+        values["display_name"] = display_name
+    get_user(meta, user_id)
+    if values:
+        with meta.begin() as conn:
+            conn.execute(sa.update(schema.users).where(schema.users.c.id == user_id).values(values))
+    if disabled or password is not None:
+        revoke_user_credentials(meta, user_id)
+    return get_user(meta, user_id)
+
+
+def revoke_user_credentials(meta: MetaStore, user_id: str) -> None:
+    """End every session and CLI/OAuth token of a user (disable, password change)."""
+    now = utcnow()
+    with meta.begin() as conn:
+        for table in (schema.auth_sessions, schema.access_tokens, schema.refresh_tokens):
+            conn.execute(
+                sa.update(table)
+                .where(table.c.user_id == user_id, table.c.revoked_at.is_(None))
+                .values(revoked_at=now)
+            )
+
+
+# -- service principals and their tokens ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePrincipalInfo:
+    id: str
+    name: str
+    display_name: str
+    role: str
+    created_by: str | None
+    created_at: datetime
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "display_name": self.display_name,
+            "role": self.role,
+            "created_by": self.created_by,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServicePrincipalTokenInfo:
+    id: str
+    service_principal_id: str
+    name: str
+    prefix: str
+    created_at: datetime
+    expires_at: datetime | None
+    revoked_at: datetime | None
+
+    def as_json(self) -> dict[str, object]:
+        def iso(value: datetime | None) -> str | None:
+            return value.isoformat() if value is not None else None
+
+        return {
+            "id": self.id,
+            "service_principal_id": self.service_principal_id,
+            "name": self.name,
+            "prefix": self.prefix,
+            "created_at": iso(self.created_at),
+            "expires_at": iso(self.expires_at),
+            "revoked_at": iso(self.revoked_at),
+        }
+
+
+def list_service_principals(meta: MetaStore) -> list[ServicePrincipalInfo]:
+    t = schema.service_principals
+    with meta.engine.connect() as conn:
+        rows = conn.execute(sa.select(t).order_by(t.c.name))
+        return [
+            ServicePrincipalInfo(r.id, r.name, r.display_name, r.role, r.created_by, r.created_at)
+            for r in rows
+        ]
+
+
+def get_service_principal(meta: MetaStore, sp_id: str) -> ServicePrincipalInfo:
+    for sp in list_service_principals(meta):
+        if sp.id == sp_id or sp.name == sp_id:
+            return sp
+    raise NotFound(f"service principal '{sp_id}' not found")
+
+
+def delete_service_principal(meta: MetaStore, sp_id: str) -> None:
+    sp = get_service_principal(meta, sp_id)
+    with meta.begin() as conn:
+        conn.execute(
+            sa.delete(schema.service_principal_tokens).where(
+                schema.service_principal_tokens.c.service_principal_id == sp.id
+            )
+        )
+        conn.execute(
+            sa.delete(schema.service_principals).where(schema.service_principals.c.id == sp.id)
+        )
+
+
+def list_service_principal_tokens(meta: MetaStore, sp_id: str) -> list[ServicePrincipalTokenInfo]:
+    sp = get_service_principal(meta, sp_id)
+    t = schema.service_principal_tokens
+    with meta.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(t).where(t.c.service_principal_id == sp.id).order_by(t.c.created_at)
+        )
+        return [
+            ServicePrincipalTokenInfo(
+                r.id,
+                r.service_principal_id,
+                r.name,
+                r.token_prefix,
+                r.created_at,
+                r.expires_at,
+                r.revoked_at,
+            )
+            for r in rows
+        ]
+
+
+def revoke_service_principal_token(meta: MetaStore, sp_id: str, token_id: str) -> None:
+    sp = get_service_principal(meta, sp_id)
+    t = schema.service_principal_tokens
+    with meta.begin() as conn:
+        result = conn.execute(
+            sa.update(t)
+            .where(t.c.id == token_id, t.c.service_principal_id == sp.id)
+            .values(revoked_at=sa.func.coalesce(t.c.revoked_at, utcnow()))
+        )
+    if result.rowcount == 0:
+        raise NotFound(f"token '{token_id}' not found for service principal '{sp.name}'")

@@ -1,22 +1,343 @@
-"""The gateway's ASGI app: the only authenticated edge (filled in by the gateway/auth work)."""
+"""The gateway's ASGI app: the only authenticated edge of bzrk.
+
+Route table (first match wins; docs/auth.md has the full description):
+
+=====================================  ===========  =======================================
+path                                   credential   goes to
+=====================================  ===========  =======================================
+``/api/grpc/<pkg>.<Service>/<Method>``  bearer       query service over gRPC (GrpcForwarder)
+``POST /v1/rest/query|mgmt``,          bearer       query service (ADX REST), streamed
+``POST /v2/rest/query``
+``GET /v1/rest/auth/metadata``         none         404 here (no Entra ID; Kusto SDKs probe it)
+``/mcp`` (every method)                bearer       query service (MCP); 401 names the PRM
+``POST /query``                        bearer/UI    query service (Berserk HTTP API)
+``/.well-known/oauth-*``, ``/oauth/*``, none        this gateway (OAuth AS, device flow)
+``/device``, ``/auth/*``
+``/api/v1/me``, ``/api/v1/admin/*``    bearer/UI    this gateway; tables and ingest tokens
+                                                    are forwarded to the ingest admin API
+other ``/api/``, ``/v1/``, ``/v2/``,   —            404 (internal routes are not reachable)
+``/oauth/``, ``/.well-known/``
+anything else                          UI session   the UI service
+=====================================  ===========  =======================================
+"""
 
 from __future__ import annotations
 
-from starlette.applications import Starlette
+import json
+import logging
+from typing import Any
+
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
+from starlette.routing import Route, Router
 
+from bzrk.auth.ratelimit import RateLimiter
+from bzrk.gateway import admin_routes, oauth_routes, session_routes
+from bzrk.gateway.authn import (
+    GRPC,
+    HTTP_API,
+    MCP,
+    REST,
+    SESSION_COOKIE,
+    UI,
+    Unauthenticated,
+    authenticate,
+    challenge,
+    header,
+    session_identity,
+)
+from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.forward import forward, is_identity_header
+from bzrk.gateway.session_routes import LOGIN_CSRF_COOKIE
+from bzrk.gateway.state import BadRequestBody, BodyTooLarge, GatewayState
 from bzrk.server.context import AppContext
-from bzrk.types import ASGIApp
+from bzrk.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("bzrk.gateway")
+
+GRPC_PREFIX = "/api/grpc"
+PRINCIPAL_KEY = "bzrk.principal"
+# Path prefixes that belong to APIs: unknown paths under them are 404 here, never the UI's.
+API_PREFIXES = ("/api/", "/v1/", "/v2/", "/oauth/", "/.well-known/", "/mcp/", "/auth/", "/admin/")
+QUERY_ROUTES = {
+    "/v1/rest/query": REST,
+    "/v2/rest/query": REST,
+    "/v1/rest/mgmt": REST,
+    "/query": HTTP_API,
+}
+INGEST_ADMIN_PREFIXES = ("/api/v1/admin/tables", "/api/v1/admin/ingest-tokens")
 
 
-async def _not_found(request: Request) -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": "NotFound", "message": f"no route {request.url.path}"}}, status_code=404
+def _json_error(status: int, code: str, message: str) -> Response:
+    return Response(
+        json.dumps({"error": {"code": code, "message": message}}),
+        status_code=status,
+        media_type="application/json",
     )
 
 
-def create_app(ctx: AppContext) -> ASGIApp:
-    app = Starlette(routes=[])
-    app.add_exception_handler(404, lambda r, e: _not_found(r))
-    return app
+async def _grpc_status(send: Send, code: int, message: str) -> None:
+    """A trailers-only gRPC response (HTTP 200, status in the headers)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/grpc"),
+                (b"grpc-status", str(code).encode()),
+                (b"grpc-message", message.encode("ascii", "replace")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+class GatewayApp:
+    """Size limits and the gRPC prefix in plain ASGI; everything else through a Router."""
+
+    def __init__(self, state: GatewayState) -> None:
+        self.state = state
+        self._grpc_forwarder: Any = None
+        self.router = Router(
+            routes=[
+                *oauth_routes.routes(state),
+                *session_routes.routes(state),
+                *admin_routes.routes(state),
+                Route("/v1/rest/auth/metadata", self.no_auth_metadata, methods=["GET"]),
+                *[Route(p, Asgi(self.to_query), methods=["POST"]) for p in QUERY_ROUTES],
+                Route("/mcp", Asgi(self.to_mcp)),
+                Route(
+                    "/api/v1/admin/{rest:path}",
+                    Asgi(self.to_ingest_admin),
+                    methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                ),
+            ],
+            redirect_slashes=False,
+            default=self.fallback,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        limit = self.state.config.limits.max_body_bytes
+        length = header(scope, "content-length")
+        if length is not None and (not length.strip().isdigit() or int(length) > limit):
+            await self._too_large(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise BodyTooLarge
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            if scope["path"] == GRPC_PREFIX or scope["path"].startswith(GRPC_PREFIX + "/"):
+                await self.to_grpc(scope, counted_receive, tracked_send)
+            else:
+                await self.router(scope, counted_receive, tracked_send)
+        except BodyTooLarge:
+            if not started:
+                await self._too_large(scope, receive, send)
+        except BadRequestBody as exc:
+            if not started:
+                await _json_error(400, "BadRequest", str(exc))(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limit = self.state.config.limits.max_body_bytes
+        if (
+            header(
+                scope,
+                "content-type",
+            )
+            .__str__()
+            .startswith("application/grpc")
+        ):
+            await _grpc_status(send, 8, f"request larger than {limit} bytes")
+            return
+        await _json_error(413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes")(
+            scope, receive, send
+        )
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.state.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- forwarding to the query service ------------------------------------------------------
+    async def _forward_query(
+        self, scope: Scope, receive: Receive, send: Send, surface: str, challenge_for_mcp: bool
+    ) -> None:
+        state = self.state
+        try:
+            identity = await authenticate(
+                state.ctx.meta, scope, surface, state.mcp_resource, state.now()
+            )
+        except Unauthenticated as exc:
+            metadata = state.resource_metadata_url if challenge_for_mcp else None
+            await challenge(exc.presented, resource_metadata=metadata)(scope, receive, send)
+            return
+        target = state.ctx.addresses.get("query")
+        if not target:
+            await _json_error(503, "UpstreamUnavailable", "no query service configured")(
+                scope, receive, send
+            )
+            return
+        await forward(
+            state.http,
+            scope,
+            receive,
+            send,
+            target=target,
+            path=scope["path"],
+            internal_token=state.sign(identity.principal, "query"),
+        )
+
+    async def to_query(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._forward_query(scope, receive, send, QUERY_ROUTES[scope["path"]], False)
+
+    async def to_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._forward_query(scope, receive, send, MCP, True)
+
+    async def no_auth_metadata(self, _request: Request) -> Response:
+        # Kusto SDKs probe this for Entra ID settings; 404 tells them to send our token as is.
+        return _json_error(404, "NotFound", "no Entra ID (AAD) metadata: use a bzrk bearer token")
+
+    async def to_ingest_admin(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        target = self.state.ctx.addresses.get("otlp_http")
+        answer: Response | None = None
+        if not path.startswith(INGEST_ADMIN_PREFIXES):
+            answer = _json_error(404, "NotFound", f"no route {path}")
+        else:
+            identity = await admin_routes.require_admin(self.state, Request(scope, receive))
+            if isinstance(identity, Response):
+                answer = identity
+            elif not target:
+                answer = _json_error(503, "UpstreamUnavailable", "no ingest service configured")
+        if answer is not None:
+            await answer(scope, receive, send)
+            return
+        assert target is not None and not isinstance(identity, Response)
+        await forward(
+            self.state.http,
+            scope,
+            receive,
+            send,
+            target=target,
+            path="/admin/v1/" + path.removeprefix("/api/v1/admin/"),
+            internal_token=self.state.sign(identity.principal, "ingest"),
+        )
+
+    # -- gRPC ----------------------------------------------------------------------------------
+    def grpc_forwarder(self) -> ASGIApp | None:
+        if self._grpc_forwarder is None:
+            try:
+                from bzrk.gateway.grpc_forward import GrpcForwarder  # type: ignore[import-not-found]
+            except ImportError:
+                return None
+            state = self.state
+            self._grpc_forwarder = GrpcForwarder(
+                state.ctx.addresses.get("query", ""), lambda p: state.sign(p, "query")
+            )
+        return self._grpc_forwarder
+
+    async def to_grpc(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = self.state
+        if not (header(scope, "content-type") or "").startswith("application/grpc"):
+            await _json_error(415, "UnsupportedMediaType", "/api/grpc takes gRPC requests only")(
+                scope, receive, send
+            )
+            return
+        try:
+            identity = await authenticate(
+                state.ctx.meta, scope, GRPC, state.mcp_resource, state.now()
+            )
+        except Unauthenticated:
+            await _grpc_status(send, 16, "authentication required: send a bearer token")
+            return
+        forwarder = self.grpc_forwarder()
+        if forwarder is None:
+            await _grpc_status(send, 12, "gRPC forwarding is not available in this build")
+            return
+        inner = dict(scope)
+        inner["headers"] = [
+            (k, v) for k, v in scope["headers"] if not is_identity_header(k.decode("latin-1"))
+        ]
+        inner["root_path"] = scope.get("root_path", "") + GRPC_PREFIX
+        inner[PRINCIPAL_KEY] = identity.principal
+        await forwarder(inner, receive, send)
+
+    # -- everything else: the UI ---------------------------------------------------------------
+    async def fallback(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        if path.startswith(API_PREFIXES) or path in QUERY_ROUTES or path in ("/mcp", "/device"):
+            await _json_error(404, "NotFound", f"no route {path}")(scope, receive, send)
+            return
+        state = self.state
+        target = state.ctx.addresses.get("ui")
+        if not target:
+            await _json_error(404, "NotFound", f"no route {path}")(scope, receive, send)
+            return
+        identity = await session_identity(state.ctx.meta, scope, state.now())
+        token = state.sign(identity.principal, UI) if identity is not None else None
+        # forward() drops Cookie with the other credentials; the UI's own cookies go on.
+        ui_cookies = _without_our_cookies(header(scope, "cookie"))
+        await forward(
+            state.http,
+            scope,
+            receive,
+            send,
+            target=target,
+            path=path,
+            internal_token=token,
+            extra_headers=[("cookie", ui_cookies)] if ui_cookies else (),
+        )
+
+
+def _without_our_cookies(raw: str | None) -> str:
+    if not raw:
+        return ""
+    kept = [
+        part.strip()
+        for part in raw.split(";")
+        if part.strip()
+        and part.strip().partition("=")[0] not in (SESSION_COOKIE, LOGIN_CSRF_COOKIE)
+    ]
+    return "; ".join(kept)
+
+
+class Asgi:
+    """A bound method served as a plain ASGI app by a Starlette ``Route`` (no Request wrapper)."""
+
+    def __init__(self, handler: ASGIApp) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.handler(scope, receive, send)
+
+
+def create_app(ctx: AppContext, config: GatewayConfig | None = None) -> ASGIApp:
+    """The gateway app for ``ctx`` (``config`` overrides the settings-derived one in tests)."""
+    state = GatewayState(
+        ctx, config or GatewayConfig.from_settings(ctx.settings, ctx.public_url), RateLimiter()
+    )
+    return GatewayApp(state)

@@ -133,3 +133,92 @@ saved_queries = sa.Table(
     sa.Column("updated_at", _ts, nullable=False),
     sa.UniqueConstraint("folder", "name", name="uq_saved_queries_folder_name"),
 )
+
+# -- authentication state (migration 0002_auth) --------------------------------------------
+
+auth_sessions = sa.Table(
+    "auth_sessions",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("token_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("csrf_token", sa.String(64), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=False),
+    sa.Column("revoked_at", _ts, nullable=True),
+)
+
+access_tokens = sa.Table(
+    "access_tokens",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("token_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("family_id", sa.String(36), nullable=False, index=True),
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("client_id", sa.String(512), nullable=False),
+    sa.Column("resource", sa.String(1024), nullable=True),
+    sa.Column("scope", sa.String(512), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=False),
+    sa.Column("revoked_at", _ts, nullable=True),
+)
+
+refresh_tokens = sa.Table(
+    "refresh_tokens",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("token_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("family_id", sa.String(36), nullable=False, index=True),
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("client_id", sa.String(512), nullable=False),
+    sa.Column("resource", sa.String(1024), nullable=True),
+    sa.Column("scope", sa.String(512), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=False),
+    sa.Column("used_at", _ts, nullable=True),
+    sa.Column("revoked_at", _ts, nullable=True),
+)
+
+authorization_codes = sa.Table(
+    "authorization_codes",
+    metadata,
+    sa.Column("code_hash", sa.String(128), primary_key=True),
+    sa.Column("client_id", sa.String(512), nullable=False),
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("redirect_uri", sa.String(2048), nullable=False),
+    sa.Column("code_challenge", sa.String(128), nullable=False),
+    sa.Column("resource", sa.String(1024), nullable=False),
+    sa.Column("scope", sa.String(512), nullable=False),
+    sa.Column("family_id", sa.String(36), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=False),
+    sa.Column("used_at", _ts, nullable=True),
+)
+
+device_codes = sa.Table(
+    "device_codes",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("device_code_hash", sa.String(128), nullable=False, unique=True),
+    sa.Column("user_code", sa.String(16), nullable=False, unique=True),
+    sa.Column("client_id", sa.String(512), nullable=False),
+    sa.Column("scope", sa.String(512), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=True
+    ),
+    sa.Column("interval_s", sa.Integer, nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("expires_at", _ts, nullable=False),
+    sa.Column("last_polled_at", _ts, nullable=True),
+)

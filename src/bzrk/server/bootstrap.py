@@ -17,6 +17,7 @@ from bzrk.auth import accounts, tokens
 from bzrk.auth.passwords import generate_password
 from bzrk.meta import schema
 from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore
+from bzrk.server.settings import ConfigError
 
 CREDENTIALS_FILE = "dev-credentials.json"
 ADMIN_USER = "admin"
@@ -72,9 +73,17 @@ def ensure_credentials(meta: MetaStore, data_dir: Path) -> Credentials:
         )
         if _still_valid(meta, creds):
             return creds
-        raise RuntimeError(
+        raise ConfigError(
             f"{path} does not match the metadata store (tokens revoked or store replaced); "
             "remove the file to bootstrap new credentials"
+        )
+    with meta.engine.connect() as conn:
+        existing = conn.execute(
+            sa.select(schema.users.c.id).where(schema.users.c.username == ADMIN_USER)
+        ).first()
+    if existing is not None:
+        raise ConfigError(
+            f"data dir {data_dir} has accounts but no {CREDENTIALS_FILE}; restore the file or use an empty data dir"
         )
     password = generate_password()
     admin_id = accounts.create_user(meta, ADMIN_USER, password, "admin", "Administrator")

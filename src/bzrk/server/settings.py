@@ -50,6 +50,7 @@ class Settings(BaseModel):
     query_queue_size: int = Field(64, ge=0)
     query_max_memory_bytes: int = Field(4 * 1024**3, gt=0)
     query_max_result_rows: int = Field(500_000, gt=0)
+    mcp_allowed_origins: str = ""
     ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
     ingest_batch_max_rows: int = Field(50_000, gt=0)
     ingest_batch_max_wait_ms: int = Field(200, gt=0)
@@ -99,6 +100,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("query_queue_size", "Queries allowed to wait; beyond it requests are refused."),
     Setting("query_max_memory_bytes", "Per-query ClickHouse memory limit."),
     Setting("query_max_result_rows", "Largest result a query may return."),
+    Setting(
+        "mcp_allowed_origins",
+        "Comma-separated browser Origins allowed on /mcp besides loopback and the gateway's own"
+        ' ("*" allows any).',
+    ),
     Setting("ingest_max_body_bytes", "Largest accepted ingest request body (after decompression)."),
     Setting("ingest_batch_max_rows", "Rows buffered per table before an insert."),
     Setting("ingest_batch_max_wait_ms", "Longest a row waits in the buffer before an insert."),
@@ -160,3 +166,28 @@ def load_settings(
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "settings"
         raise ConfigError(f"invalid setting '{where}': {first['msg']}") from exc
+
+
+def render_settings_markdown() -> str:
+    """The ``docs/settings.md`` page, generated from :data:`SETTINGS` (``python -m bzrk.server.settings``)."""
+    lines = [
+        "# Settings",
+        "",
+        "Generated from `bzrk.server.settings.SETTINGS` by `python -m bzrk.server.settings > docs/settings.md`",
+        "(a test keeps this page and the code equal).",
+        "Precedence: defaults < `--config FILE.toml` < environment `BZRK_<NAME>` < command-line flags.",
+        "",
+        "| setting | environment | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        field_info = Settings.model_fields[setting.name]
+        default = "~/.local/share/bzrk" if setting.name == "data_dir" else field_info.default
+        lines.append(
+            f"| `{setting.name}` | `BZRK_{setting.name.upper()}` | `{default}` | {setting.help} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_settings_markdown(), end="")

@@ -8,10 +8,12 @@ in ``system.processes``.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chdb
 import pyarrow as pa
@@ -78,17 +80,38 @@ class ChdbBackend:
                 self._connections.append(conn)
         return conn
 
+    def _run(self, sql: str, fmt: str, query_id: str | None) -> Any:
+        conn = self._conn()
+        with map_backend_errors(query_id):
+            try:
+                return conn.query(sql, fmt)
+            except Exception:
+                # chDB 4.4 leaves the failed query's bytes in the connection, and the next
+                # Arrow result on it is corrupt ("Invalid flatbuffers message"); a throwaway
+                # text-format query drains it.
+                try:
+                    conn.query("SELECT 1", "CSV")
+                except Exception:
+                    self._drop_connection(conn)
+                raise
+
+    def _drop_connection(self, conn: chdb.Connection) -> None:
+        self._local.conn = None
+        with self._connections_lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with contextlib.suppress(Exception):  # already broken; the next call opens a fresh one
+            conn.close()
+
     def execute(self, sql: str, *, settings: QuerySettings | None = None) -> None:
-        with map_backend_errors(None):
-            self._conn().query(sql + _settings_clause(settings))
+        self._run(sql + _settings_clause(settings), "CSV", None)
 
     def query_arrow(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
     ) -> pa.Table:
-        with map_backend_errors(query_id):
-            result = self._conn().query(
-                _tag(sql, query_id) + _settings_clause(settings), "ArrowTable"
-            )
+        result: pa.Table = self._run(
+            _tag(sql, query_id) + _settings_clause(settings), "ArrowTable", query_id
+        )
         return result
 
     def stream_arrow(
@@ -127,8 +150,7 @@ class ChdbBackend:
     def close(self) -> None:
         with self._connections_lock:
             for conn in self._connections:
-                try:
+                # Closing is best effort at shutdown.
+                with contextlib.suppress(Exception):
                     conn.close()
-                except Exception:
-                    pass
             self._connections.clear()

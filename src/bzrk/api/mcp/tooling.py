@@ -1,0 +1,132 @@
+"""What a tool is to the MCP surface: its schemas, its handler, and how it answers.
+
+A handler gets a :class:`ToolCall` (validated arguments, the caller, a way to send
+request-scoped notifications) and returns a :class:`ToolOutcome`, or raises
+:class:`ToolError` for a failure the model can act on (an ``isError: true`` result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from bzrk.api.mcp.protocol import Envelope
+from bzrk.auth.internal import Principal
+from bzrk.server.context import AppContext
+
+Notify = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+class ToolError(Exception):
+    """A tool ran and failed; the message is written for the model that called it."""
+
+    def __init__(self, message: str, *, code: str = "", location: dict[str, int] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.location = location
+
+    def text(self) -> str:
+        head = f"{self.code}: " if self.code else ""
+        where = ""
+        if self.location:
+            where = (
+                f" (line {self.location.get('line')}, column {self.location.get('column')})"
+                if "line" in self.location
+                else ""
+            )
+        return f"{head}{self.message}{where}"
+
+
+@dataclass
+class ToolCall:
+    app: AppContext
+    principal: Principal | None
+    envelope: Envelope
+    arguments: dict[str, Any]
+    notify: Notify
+
+    @property
+    def subject(self) -> str:
+        return self.principal.subject if self.principal else ""
+
+
+@dataclass
+class ToolOutcome:
+    structured: Any
+    text: str
+
+
+Handler = Callable[[ToolCall], Awaitable[ToolOutcome]]
+
+
+@dataclass
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Handler
+    # Whether a call may answer as request-scoped SSE (long-running, with progress).
+    streams: bool = False
+    validator: Draft202012Validator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        Draft202012Validator.check_schema(self.input_schema)
+        Draft202012Validator.check_schema(self.output_schema)
+        self.validator = Draft202012Validator(self.input_schema)
+
+    def listing(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": self.name != "query",
+                "openWorldHint": False,
+            },
+        }
+
+    def check_arguments(self, arguments: Any) -> dict[str, Any]:
+        if not isinstance(arguments, dict):
+            raise ToolError("arguments must be an object")
+        errors = sorted(self.validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            first = errors[0]
+            where = ".".join(str(p) for p in first.path)
+            prefix = f"argument {where!r}: " if where else ""
+            raise ToolError(f"invalid arguments for {self.name}: {prefix}{first.message}")
+        return arguments
+
+
+def result_payload(outcome: ToolOutcome) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": outcome.text}],
+        "structuredContent": outcome.structured,
+        "isError": False,
+    }
+
+
+def error_payload(error: ToolError) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": error.text()}], "isError": True}
+
+
+def obj(
+    properties: dict[str, Any], required: tuple[str, ...] = (), *, closed: bool = True
+) -> dict[str, Any]:
+    """A JSON Schema object (closed to unknown keys unless ``closed`` is False)."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    return schema

@@ -1,0 +1,399 @@
+"""A small ClickHouse SQL tree and its generator: every literal and identifier is quoted here.
+
+The compiler never builds SQL text from user input. It builds these nodes; :func:`render`
+turns them into text. Function names and templates come from bzrk's own tables (checked
+against a strict pattern), identifiers are back-quoted with escaping, and literals go through
+:func:`literal_sql`, the one place that escapes values.
+
+>>> render(Select(columns=[(Func("plus", [Lit(1), Col("x")]), "y")], from_=TableRef("db", "t")))
+'SELECT plus(1, `x`) AS `y`\\nFROM `db`.`t`'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TYPE_RE = re.compile(r"^[A-Za-z0-9_(), ']*$")
+_BINARY_OPS = frozenset(
+    {"+", "-", "*", "/", "=", "!=", "<", "<=", ">", ">=", "AND", "OR", "LIKE", "NOT LIKE", "||"}
+)
+
+
+class Expr:
+    """Base of every SQL expression node."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lit(Expr):
+    """A literal value (None, bool, int, float, str, Decimal, datetime)."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Col(Expr):
+    """A column reference, optionally qualified by a table alias."""
+
+    name: str
+    table: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Func(Expr):
+    """A function call; ``params`` are the parametric part (``quantile(0.5)(x)``)."""
+
+    name: str
+    args: list[Expr] = field(default_factory=list)
+    params: list[Expr] | None = None
+    distinct: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Neg(Expr):
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Expr):
+    operand: Expr
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    """``CAST(x AS type)``; the type text comes from :mod:`bzrk.engine.types`, never from users."""
+
+    operand: Expr
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Case(Expr):
+    whens: list[tuple[Expr, Expr]]
+    else_: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(Expr):
+    params: list[str]
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Template(Expr):
+    """SQL text written in bzrk's own code with ``{0}``, ``{1}`` … slots for child nodes."""
+
+    text: str
+    args: list[Expr] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Star(Expr):
+    table: str | None = None
+    except_: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarSubquery(Expr):
+    query: Query
+
+
+@dataclass(frozen=True, slots=True)
+class InList(Expr):
+    operand: Expr
+    values: list[Expr] | Query
+    negated: bool = False
+
+
+class Source:
+    """Something a SELECT reads from."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableRef(Source):
+    database: str | None
+    table: str
+    alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableFunction(Source):
+    """A table function such as ``numbers(n)`` or ``values(structure, rows…)``."""
+
+    name: str
+    args: list[Expr]
+    alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Subquery(Source):
+    query: Query
+    alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    kind: str  # "INNER", "LEFT", "RIGHT", "FULL", "LEFT ANTI", "LEFT SEMI", …, "CROSS"
+    source: Source
+    on: Expr | None = None
+    using: list[str] | None = None
+
+
+@dataclass(slots=True)
+class Select:
+    columns: list[tuple[Expr, str | None]] = field(default_factory=list)
+    from_: Source | None = None
+    joins: list[Join] = field(default_factory=list)
+    array_join: list[tuple[Expr, str]] | None = None
+    left_array_join: bool = False
+    where: Expr | None = None
+    group_by: list[Expr] | None = None
+    having: Expr | None = None
+    qualify: Expr | None = None
+    order_by: list[tuple[Expr, bool, bool]] | None = None  # (expr, descending, nulls_first)
+    limit: Expr | None = None
+    limit_by: tuple[Expr, list[Expr]] | None = None
+    distinct: bool = False
+    ctes: list[tuple[str, Query]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class UnionAll:
+    queries: list[Query]
+    ctes: list[tuple[str, Query]] = field(default_factory=list)
+
+
+Query = Select | UnionAll
+
+
+def quote_identifier(name: str) -> str:
+    """Back-quote a ClickHouse identifier.
+
+    >>> quote_identifier("a`b")
+    '`a\\\\`b`'
+    """
+    return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
+
+
+def quote_string(text: str) -> str:
+    """Single-quote a ClickHouse string literal, escaping backslashes, quotes and controls.
+
+    >>> quote_string("it's")
+    "'it\\\\'s'"
+    """
+    out = ["'"]
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\0":
+            out.append("\\0")
+        else:
+            out.append(ch)
+    out.append("'")
+    return "".join(out)
+
+
+def literal_sql(value: Any) -> str:
+    """The one function that turns a Python value into SQL literal text."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, Decimal):
+        return quote_string(str(value))
+    if isinstance(value, str):
+        return quote_string(value)
+    if isinstance(value, _dt.datetime):
+        return quote_string(value.isoformat())
+    raise TypeError(f"no SQL literal for {type(value).__name__}")
+
+
+def _check_name(name: str) -> str:
+    if not _NAME_RE.match(name):
+        raise ValueError(f"not a plain SQL function name: {name!r}")
+    return name
+
+
+def _check_type(type_text: str) -> str:
+    if not _TYPE_RE.match(type_text):
+        raise ValueError(f"not a ClickHouse type: {type_text!r}")
+    return type_text
+
+
+def render_expr(node: Expr) -> str:
+    """Render one expression node."""
+    if isinstance(node, Lit):
+        return literal_sql(node.value)
+    if isinstance(node, Col):
+        if node.table:
+            return f"{quote_identifier(node.table)}.{quote_identifier(node.name)}"
+        return quote_identifier(node.name)
+    if isinstance(node, Func):
+        name = _check_name(node.name)
+        args = ", ".join(render_expr(a) for a in node.args)
+        if node.distinct:
+            args = "DISTINCT " + args
+        if node.params is not None:
+            params = ", ".join(render_expr(p) for p in node.params)
+            return f"{name}({params})({args})"
+        return f"{name}({args})"
+    if isinstance(node, BinOp):
+        if node.op not in _BINARY_OPS:
+            raise ValueError(f"unknown operator {node.op!r}")
+        return f"({render_expr(node.left)} {node.op} {render_expr(node.right)})"
+    if isinstance(node, Not):
+        return f"(NOT {render_expr(node.operand)})"
+    if isinstance(node, Neg):
+        return f"(-{render_expr(node.operand)})"
+    if isinstance(node, IsNull):
+        return f"({render_expr(node.operand)} IS {'NOT ' if node.negated else ''}NULL)"
+    if isinstance(node, Cast):
+        return f"CAST({render_expr(node.operand)} AS {_check_type(node.type)})"
+    if isinstance(node, Case):
+        parts = ["CASE"]
+        for cond, value in node.whens:
+            parts.append(f"WHEN {render_expr(cond)} THEN {render_expr(value)}")
+        if node.else_ is not None:
+            parts.append(f"ELSE {render_expr(node.else_)}")
+        parts.append("END")
+        return "(" + " ".join(parts) + ")"
+    if isinstance(node, Lambda):
+        params = ", ".join(_check_name(p) for p in node.params)
+        head = params if len(node.params) == 1 else f"({params})"
+        return f"{head} -> {render_expr(node.body)}"
+    if isinstance(node, Template):
+        return node.text.format(*(render_expr(a) for a in node.args))
+    if isinstance(node, Star):
+        text = f"{quote_identifier(node.table)}.*" if node.table else "*"
+        if node.except_:
+            text += " EXCEPT (" + ", ".join(quote_identifier(c) for c in node.except_) + ")"
+        return text
+    if isinstance(node, ScalarSubquery):
+        return f"({render(node.query)})"
+    if isinstance(node, InList):
+        keyword = "NOT IN" if node.negated else "IN"
+        if isinstance(node.values, Select | UnionAll):
+            inner = render(node.values)
+        else:
+            inner = ", ".join(render_expr(v) for v in node.values)
+        return f"({render_expr(node.operand)} {keyword} ({inner}))"
+    raise TypeError(f"cannot render {type(node).__name__}")
+
+
+def _render_source(source: Source) -> str:
+    if isinstance(source, TableRef):
+        text = quote_identifier(source.table)
+        if source.database:
+            text = f"{quote_identifier(source.database)}.{text}"
+    elif isinstance(source, TableFunction):
+        args = ", ".join(render_expr(a) for a in source.args)
+        text = f"{_check_name(source.name)}({args})"
+    elif isinstance(source, Subquery):
+        inner = render(source.query).replace("\n", "\n  ")
+        text = f"(\n  {inner}\n)"
+    else:
+        raise TypeError(f"cannot render source {type(source).__name__}")
+    alias = getattr(source, "alias", None)
+    return f"{text} AS {quote_identifier(alias)}" if alias else text
+
+
+def _render_ctes(ctes: list[tuple[str, Query]]) -> str:
+    if not ctes:
+        return ""
+    parts = []
+    for name, query in ctes:
+        inner = render(query).replace("\n", "\n  ")
+        parts.append(f"{quote_identifier(name)} AS (\n  {inner}\n)")
+    return "WITH " + ",\n".join(parts) + "\n"
+
+
+def render(query: Query) -> str:
+    """Render a whole query (SELECT or UNION ALL) as readable SQL text."""
+    if isinstance(query, UnionAll):
+        body = "\nUNION ALL\n".join(
+            f"SELECT * FROM (\n  {render(q).replace(chr(10), chr(10) + '  ')}\n)"
+            for q in query.queries
+        )
+        return _render_ctes(query.ctes) + body
+    lines = []
+    head = "SELECT DISTINCT " if query.distinct else "SELECT "
+    columns = ", ".join(
+        render_expr(expr) + (f" AS {quote_identifier(alias)}" if alias is not None else "")
+        for expr, alias in (query.columns or [(Star(), None)])
+    )
+    lines.append(head + columns)
+    if query.from_ is not None:
+        lines.append("FROM " + _render_source(query.from_))
+    for join in query.joins:
+        text = f"{join.kind} JOIN {_render_source(join.source)}"
+        if join.on is not None:
+            text += f" ON {render_expr(join.on)}"
+        elif join.using:
+            text += " USING (" + ", ".join(quote_identifier(c) for c in join.using) + ")"
+        lines.append(text)
+    if query.array_join:
+        keyword = "LEFT ARRAY JOIN " if query.left_array_join else "ARRAY JOIN "
+        lines.append(
+            keyword
+            + ", ".join(f"{render_expr(e)} AS {quote_identifier(a)}" for e, a in query.array_join)
+        )
+    if query.where is not None:
+        lines.append("WHERE " + render_expr(query.where))
+    if query.group_by is not None and query.group_by:
+        lines.append("GROUP BY " + ", ".join(render_expr(e) for e in query.group_by))
+    if query.having is not None:
+        lines.append("HAVING " + render_expr(query.having))
+    if query.qualify is not None:
+        lines.append("QUALIFY " + render_expr(query.qualify))
+    if query.order_by:
+        lines.append(
+            "ORDER BY "
+            + ", ".join(
+                f"{render_expr(e)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nf else 'LAST'}"
+                for e, desc, nf in query.order_by
+            )
+        )
+    if query.limit_by is not None:
+        count, keys = query.limit_by
+        lines.append(f"LIMIT {render_expr(count)} BY " + ", ".join(render_expr(k) for k in keys))
+    if query.limit is not None:
+        lines.append("LIMIT " + render_expr(query.limit))
+    return _render_ctes(query.ctes) + "\n".join(lines)

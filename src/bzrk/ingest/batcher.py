@@ -1,0 +1,95 @@
+"""Per-table insert batching with durable acknowledgement (group commit).
+
+chDB ignores ``async_insert``, so bzrk batches itself: every request's rows join the pending
+batch of their table, and the request waits until the INSERT holding them has returned (the
+part is fsync'd). A batch is written when it reaches ``max_rows`` or ``max_wait_s`` after its
+first row arrived; one INSERT per table runs at a time while the next batch fills.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bzrk.storage.writer import Row
+
+WriteFn = Callable[[str, list[Row]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Batching:
+    """Batch limits; both finite (the settings table documents the defaults)."""
+
+    max_rows: int = 50_000
+    max_wait_s: float = 0.2
+
+
+class TableBatcher:
+    """Collects rows for one ClickHouse table and writes them in batches."""
+
+    def __init__(self, qualified_table: str, write: WriteFn, batching: Batching) -> None:
+        self.qualified_table = qualified_table
+        self._write = write
+        self._batching = batching
+        self._rows: list[Row] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self._first_at: float | None = None
+        self._arrived = asyncio.Event()
+        self._closed = False
+        self._task = asyncio.create_task(self._run(), name=f"batcher {qualified_table}")
+
+    @property
+    def pending_rows(self) -> int:
+        return len(self._rows)
+
+    async def submit(self, rows: list[Row]) -> None:
+        """Return once ``rows`` are durably written; raise what the write raised otherwise."""
+        if self._closed:
+            raise RuntimeError("batcher is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        if not self._rows:
+            self._first_at = loop.time()
+        self._rows.extend(rows)
+        self._waiters.append(future)
+        self._arrived.set()
+        await asyncio.shield(future)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._rows:
+                if self._closed:
+                    return
+                self._arrived.clear()
+                await self._arrived.wait()
+                continue
+            assert self._first_at is not None
+            deadline = self._first_at + self._batching.max_wait_s
+            while len(self._rows) < self._batching.max_rows and not self._closed:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                self._arrived.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._arrived.wait(), remaining)
+            rows, waiters = self._rows, self._waiters
+            self._rows, self._waiters, self._first_at = [], [], None
+            try:
+                await asyncio.to_thread(self._write, self.qualified_table, rows)
+            except Exception as exc:  # every waiter learns the failure; none is acknowledged
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_exception(exc)
+            else:
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
+
+    async def close(self) -> None:
+        """Write what is pending, then stop."""
+        self._closed = True
+        self._arrived.set()
+        await self._task

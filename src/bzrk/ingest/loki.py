@@ -1,0 +1,199 @@
+"""Loki push API bodies (snappy protobuf or JSON) → bzrk rows; stream labels become attributes.
+
+The push protobuf (``logproto.PushRequest``) is small, so its descriptor is built here with
+protobuf's descriptor API instead of shipping generated code. Each entry is one log row:
+``body`` = the line, ``attributes`` = stream labels plus structured metadata,
+``severity_text`` = the ``level``/``detected_level`` label, and ``resource.service.name`` =
+the ``service_name`` label (or ``service``, ``job``) so the table's sorting key applies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
+
+from bzrk.ingest.otlp import Mapped, RecordError, check_time, to_json
+
+
+class LokiDecodeError(ValueError):
+    """The push body is not a valid Loki push request."""
+
+
+def _push_request_class() -> type:
+    fdp = descriptor_pb2.FileDescriptorProto(
+        name="bzrk_loki_push.proto", package="logproto", syntax="proto3"
+    )
+    fdp.dependency.append("google/protobuf/timestamp.proto")
+    f = descriptor_pb2.FieldDescriptorProto
+    label_pair = fdp.message_type.add(name="LabelPairAdapter")
+    label_pair.field.add(name="name", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    label_pair.field.add(name="value", number=2, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    entry = fdp.message_type.add(name="EntryAdapter")
+    entry.field.add(
+        name="timestamp",
+        number=1,
+        type=f.TYPE_MESSAGE,
+        type_name=".google.protobuf.Timestamp",
+        label=f.LABEL_OPTIONAL,
+    )
+    entry.field.add(name="line", number=2, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    entry.field.add(
+        name="structuredMetadata",
+        number=3,
+        type=f.TYPE_MESSAGE,
+        type_name=".logproto.LabelPairAdapter",
+        label=f.LABEL_REPEATED,
+    )
+    stream = fdp.message_type.add(name="StreamAdapter")
+    stream.field.add(name="labels", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    stream.field.add(
+        name="entries",
+        number=2,
+        type=f.TYPE_MESSAGE,
+        type_name=".logproto.EntryAdapter",
+        label=f.LABEL_REPEATED,
+    )
+    stream.field.add(name="hash", number=3, type=f.TYPE_UINT64, label=f.LABEL_OPTIONAL)
+    push = fdp.message_type.add(name="PushRequest")
+    push.field.add(
+        name="streams",
+        number=1,
+        type=f.TYPE_MESSAGE,
+        type_name=".logproto.StreamAdapter",
+        label=f.LABEL_REPEATED,
+    )
+    from google.protobuf import timestamp_pb2  # registers its file in the default pool
+
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
+    pool.Add(fdp)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("logproto.PushRequest"))
+
+
+PushRequest = _push_request_class()
+
+_LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+_SERVICE_LABELS = ("service_name", "service", "job")
+_LEVEL_LABELS = ("level", "detected_level", "severity")
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """``{job="api", level="info"}`` → ``{"job": "api", "level": "info"}``."""
+    inner = text.strip()
+    if not (inner.startswith("{") and inner.endswith("}")):
+        raise LokiDecodeError(
+            f'stream labels {text[:80]!r} are not of the form {{name="value", ...}}'
+        )
+    inner = inner[1:-1].strip()
+    labels: dict[str, str] = {}
+    position = 0
+    while position < len(inner):
+        match = _LABEL.match(inner, position)
+        if match is None:
+            raise LokiDecodeError(
+                f"cannot parse stream labels at {inner[position : position + 40]!r}"
+            )
+        labels[match.group(1)] = json.loads(f'"{match.group(2)}"')
+        position = match.end()
+    return labels
+
+
+def decode_protobuf(
+    raw: bytes,
+) -> list[tuple[dict[str, str], list[tuple[int, str, dict[str, str]]]]]:
+    """Decoded (snappy already undone) push request as ``[(labels, [(ns, line, metadata)])]``."""
+    request = PushRequest()
+    try:
+        request.ParseFromString(raw)
+    except DecodeError as exc:
+        raise LokiDecodeError(f"invalid Loki push protobuf: {exc}") from exc
+    streams = []
+    for stream in request.streams:
+        entries = [
+            (
+                entry.timestamp.seconds * 10**9 + entry.timestamp.nanos,
+                entry.line,
+                {pair.name: pair.value for pair in entry.structuredMetadata},
+            )
+            for entry in stream.entries
+        ]
+        streams.append((parse_labels(stream.labels), entries))
+    return streams
+
+
+def decode_json(raw: bytes) -> list[tuple[dict[str, str], list[tuple[int, str, dict[str, str]]]]]:
+    """``{"streams": [{"stream": {...}, "values": [["<ns>", "line", {meta}?], ...]}]}``."""
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LokiDecodeError(f"invalid JSON: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("streams"), list):
+        raise LokiDecodeError('JSON push body needs a "streams" array')
+    streams = []
+    for number, stream in enumerate(document["streams"]):
+        if not isinstance(stream, dict):
+            raise LokiDecodeError(f"streams[{number}] is not an object")
+        labels = stream.get("stream") or {}
+        values = stream.get("values") or []
+        if not isinstance(labels, dict) or not isinstance(values, list):
+            raise LokiDecodeError(f"streams[{number}] needs a 'stream' object and a 'values' array")
+        entries = []
+        for index, value in enumerate(values):
+            where = f"streams[{number}].values[{index}]"
+            if not isinstance(value, list) or len(value) not in (2, 3):
+                raise LokiDecodeError(f'{where} must be ["<unix ns>", "<line>"(, {{metadata}})]')
+            try:
+                ns = int(value[0])
+            except (TypeError, ValueError) as exc:
+                raise LokiDecodeError(
+                    f"{where}: timestamp {value[0]!r} is not unix nanoseconds"
+                ) from exc
+            if not isinstance(value[1], str):
+                raise LokiDecodeError(f"{where}: the line must be a string")
+            metadata = value[2] if len(value) == 3 else {}
+            if not isinstance(metadata, dict):
+                raise LokiDecodeError(f"{where}: structured metadata must be an object")
+            entries.append((ns, value[1], {str(k): str(v) for k, v in metadata.items()}))
+        streams.append(({str(k): str(v) for k, v in labels.items()}, entries))
+    return streams
+
+
+def map_streams(
+    streams: list[tuple[dict[str, str], list[tuple[int, str, dict[str, str]]]]],
+    now_ns: int | None = None,
+) -> Mapped:
+    now_ns = now_ns or time.time_ns()
+    out = Mapped()
+    for labels, entries in streams:
+        resource: dict[str, Any] = {}
+        service = next((labels[k] for k in _SERVICE_LABELS if labels.get(k)), None)
+        if service:
+            resource["service.name"] = service
+        route = labels.get("bzrk_table") or None
+        resource_json = to_json(resource)
+        level = next((labels[k] for k in _LEVEL_LABELS if labels.get(k)), None)
+        for ns, line, metadata in entries:
+            try:
+                timestamp = check_time(ns, "entry timestamp", now_ns) or now_ns
+            except RecordError as exc:
+                out.reject(1, str(exc))
+                continue
+            attributes = {**labels, **metadata}
+            row: dict[str, Any] = {
+                "timestamp": timestamp,
+                "observed_time": now_ns,
+                "ingest_time": now_ns,
+                "body": line,
+                "resource": resource_json,
+                "attributes": to_json(attributes),
+            }
+            entry_level = metadata.get("level") or level
+            if entry_level:
+                row["severity_text"] = entry_level
+            out.add(route, row)
+    return out

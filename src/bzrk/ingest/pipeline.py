@@ -1,0 +1,163 @@
+"""The one path from a decoded request to durable rows: token check, admission, routing, batching.
+
+The three receivers (OTLP/gRPC, OTLP/HTTP, Loki) decode and map; everything after that is
+here, so no receiver has a private way to storage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from bzrk.auth.accounts import IngestTokenInfo, resolve_ingest_token
+from bzrk.ingest.batcher import Batching, TableBatcher
+from bzrk.ingest.errors import BadRequest, Overloaded, Unauthenticated, Unavailable
+from bzrk.ingest.otlp import Mapped
+from bzrk.meta.store import MetaError, MetaStore, NotFound
+from bzrk.storage.catalog import StorageCatalog
+from bzrk.storage.writer import Row, write_rows
+
+log = logging.getLogger("bzrk.ingest")
+
+_TOKEN_TTL_S = 5.0
+_NEGATIVE_TOKEN_TTL_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one request achieved: rows written and records rejected (partial success)."""
+
+    accepted: int
+    rejected: int
+    message: str
+
+
+class TokenCache:
+    """Ingest-token lookups, cached briefly so a hot client costs no metadata query."""
+
+    def __init__(self, meta: MetaStore) -> None:
+        self._meta = meta
+        self._entries: dict[str, tuple[float, IngestTokenInfo | None]] = {}
+
+    def invalidate(self) -> None:
+        self._entries.clear()
+
+    async def resolve(self, authorization: str | None) -> IngestTokenInfo:
+        if not authorization:
+            raise Unauthenticated("missing ingest token: send 'Authorization: Bearer ing_…'")
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise Unauthenticated("the Authorization header must be 'Bearer ing_…'")
+        value = value.strip()
+        now = time.monotonic()
+        hit = self._entries.get(value)
+        if hit is None or hit[0] < now:
+            try:
+                info: IngestTokenInfo | None = await asyncio.to_thread(
+                    resolve_ingest_token, self._meta, value
+                )
+            except NotFound:
+                info = None
+            ttl = _TOKEN_TTL_S if info is not None else _NEGATIVE_TOKEN_TTL_S
+            if len(self._entries) > 10_000:
+                self._entries.clear()
+            self._entries[value] = (now + ttl, info)
+            hit = self._entries[value]
+        if hit[1] is None:
+            raise Unauthenticated("unknown or revoked ingest token")
+        return hit[1]
+
+
+class Admission:
+    """A budget of bytes in flight; past it requests are refused (429), not buffered."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.inflight_bytes = 0
+        self.rejections = 0
+
+    @contextlib.asynccontextmanager
+    async def admit(self, nbytes: int) -> AsyncIterator[None]:
+        if self.inflight_bytes + nbytes > self.limit_bytes and self.inflight_bytes > 0:
+            self.rejections += 1
+            raise Overloaded(
+                f"ingest is at its in-flight budget ({self.limit_bytes} bytes); retry later"
+            )
+        self.inflight_bytes += nbytes
+        try:
+            yield
+        finally:
+            self.inflight_bytes -= nbytes
+
+
+class IngestPipeline:
+    """Shared by every receiver of one process; lives in ``ctx.components["ingest"]``."""
+
+    def __init__(
+        self,
+        catalog: StorageCatalog,
+        meta: MetaStore,
+        *,
+        batching: Batching,
+        max_inflight_bytes: int,
+        max_body_bytes: int,
+    ) -> None:
+        self.catalog = catalog
+        self.tokens = TokenCache(meta)
+        self.admission = Admission(max_inflight_bytes)
+        self.batching = batching
+        self.max_body_bytes = max_body_bytes
+        self._batchers: dict[str, TableBatcher] = {}
+        self.rows_written = 0
+
+    def _write(self, qualified_table: str, rows: list[Row]) -> int:
+        written = write_rows(self.catalog.backend, qualified_table, rows)
+        self.rows_written += written
+        return written
+
+    def _batcher(self, qualified_table: str) -> TableBatcher:
+        batcher = self._batchers.get(qualified_table)
+        if batcher is None:
+            batcher = TableBatcher(qualified_table, self._write, self.batching)
+            self._batchers[qualified_table] = batcher
+        return batcher
+
+    async def _target(self, token: IngestTokenInfo, route: str | None) -> str:
+        name = route or token.table
+        try:
+            resolved = await asyncio.to_thread(self.catalog.resolve, token.database, name)
+        except NotFound as exc:
+            raise BadRequest(
+                f"table '{name}' (from resource attribute bzrk.table) does not exist in "
+                f"database '{token.database}'"
+            ) from exc
+        except (MetaError, ValueError) as exc:
+            raise BadRequest(f"cannot route to table '{name}': {exc}") from exc
+        return resolved.qualified_name
+
+    async def write(self, token: IngestTokenInfo, mapped: Mapped, signal: str) -> Outcome:
+        """Write ``mapped`` durably; reject (400) when no record at all can be stored."""
+        targets: list[tuple[str, list[Row]]] = []
+        for route, rows in mapped.rows.items():
+            try:
+                targets.append((await self._target(token, route), rows))
+            except BadRequest as exc:
+                mapped.reject(len(rows), exc.message)
+        accepted = sum(len(rows) for _, rows in targets)
+        if accepted == 0 and mapped.rejected:
+            raise BadRequest(f"no {signal} accepted: {mapped.error_message()}")
+        try:
+            await asyncio.gather(*(self._batcher(q).submit(rows) for q, rows in targets))
+        except Exception as exc:
+            log.error("ingest write failed: %s", exc)
+            raise Unavailable(f"storage is unavailable, nothing acknowledged: {exc}") from exc
+        return Outcome(accepted, mapped.rejected, mapped.error_message())
+
+    async def close(self) -> None:
+        """Flush every pending batch."""
+        batchers, self._batchers = list(self._batchers.values()), {}
+        await asyncio.gather(*(b.close() for b in batchers), return_exceptions=True)

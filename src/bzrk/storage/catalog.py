@@ -1,0 +1,328 @@
+"""The catalogue of databases, tables and fields: metadata rows plus the ClickHouse objects behind them.
+
+:class:`StorageCatalog` is the one place that creates, lists and drops bzrk databases and
+tables (metadata store first, then ClickHouse DDL), resolves a bzrk (database, table) to its
+ClickHouse name for the engine, and implements :class:`bzrk.engine.request.SchemaProvider`.
+Methods are blocking; async callers use ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from bzrk.engine.backends.base import Backend
+from bzrk.engine.errors import EngineError
+from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
+from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, TableRow
+from bzrk.storage.naming import TableNaming, check_name, quote_identifier
+from bzrk.storage.schema import (
+    COLUMNS,
+    DEFAULT_SHARD_FIELDS,
+    STORED_COLUMNS,
+    SchemaError,
+    TableLayout,
+    render_create_table,
+    render_ttl_change,
+)
+
+BAGS = ("resource", "attributes", "scope")
+_SAMPLE_ROWS = 2000
+_MAX_SAMPLES = 3
+_RESOLVE_TTL_S = 5.0
+
+
+class StorageError(Exception):
+    """A catalogue operation failed in ClickHouse (the metadata store was left consistent)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTable:
+    """A bzrk table as the engine needs it."""
+
+    id: str
+    database: str  # bzrk database name
+    name: str  # bzrk table name
+    qualified_name: str  # ClickHouse ``FROM`` target, quoted
+    retention_days: int | None
+
+
+def _layout(row: TableRow) -> TableLayout:
+    return TableLayout(
+        shard_fields=dict(row.shard_fields) if row.shard_fields else dict(DEFAULT_SHARD_FIELDS),
+        retention_days=row.retention_days,
+    )
+
+
+class StorageCatalog:
+    """Databases, tables and fields over a metadata store and a ClickHouse backend."""
+
+    def __init__(
+        self, backend: Backend, meta: MetaStore, naming: TableNaming | None = None
+    ) -> None:
+        self.backend = backend
+        self.meta = meta
+        self.naming = naming or TableNaming()
+        self._resolved: dict[tuple[str, str], tuple[float, ResolvedTable]] = {}
+        self._lock = threading.Lock()
+
+    # -- ClickHouse DDL ----------------------------------------------------------------------
+    def _ddl(self, sql: str) -> None:
+        try:
+            self.backend.execute(sql)
+        except EngineError as exc:
+            raise StorageError(exc.message) from exc
+
+    def _create_ch_table(self, row: TableRow) -> None:
+        self._ddl(
+            f"CREATE DATABASE IF NOT EXISTS {quote_identifier(self.naming.database(row.database))}"
+        )
+        self._ddl(render_create_table(self.naming.qualified(row.database, row.name), _layout(row)))
+
+    def sync(self) -> None:
+        """Create the ClickHouse objects of every table in the metadata store (idempotent)."""
+        self.meta.ensure_database(DEFAULT_DATABASE)
+        self.meta.ensure_table(DEFAULT_DATABASE, DEFAULT_TABLE)
+        for row in self.meta.list_tables():
+            self._create_ch_table(row)
+
+    def _forget(self) -> None:
+        with self._lock:
+            self._resolved.clear()
+
+    # -- databases ---------------------------------------------------------------------------
+    def create_database(self, name: str) -> DatabaseInfo:
+        check_name("database", name)
+        row = self.meta.create_database(name)
+        self._ddl(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(self.naming.database(name))}")
+        return DatabaseInfo(row.id, row.name)
+
+    def drop_database(self, name: str) -> None:
+        row = self.meta.get_database(name)
+        if row.name == DEFAULT_DATABASE:
+            raise SchemaError("the default database cannot be dropped")
+        self.meta.drop_database(row.name)
+        self._forget()
+        self._ddl(
+            f"DROP DATABASE IF EXISTS {quote_identifier(self.naming.database(row.name))} SYNC"
+        )
+
+    # -- tables ------------------------------------------------------------------------------
+    def create_table(
+        self,
+        database: str,
+        name: str,
+        *,
+        retention_days: int | None = None,
+        shard_fields: dict[str, int] | None = None,
+    ) -> TableInfo:
+        check_name("table", name)
+        TableLayout(  # validate before anything is written
+            shard_fields=dict(shard_fields or DEFAULT_SHARD_FIELDS), retention_days=retention_days
+        )
+        row = self.meta.create_table(
+            database, name, retention_days=retention_days, shard_fields=shard_fields
+        )
+        try:
+            self._create_ch_table(row)
+        except StorageError:
+            self.meta.drop_table(row.database, row.name)
+            raise
+        return self._table_info(row)
+
+    def drop_table(self, database: str, name: str) -> None:
+        row = self.meta.get_table(database, name)
+        if (row.database, row.name) == (DEFAULT_DATABASE, DEFAULT_TABLE):
+            raise SchemaError("the default table cannot be dropped")
+        self.meta.drop_table(row.database, row.name)
+        self._forget()
+        self._ddl(f"DROP TABLE IF EXISTS {self.naming.qualified(row.database, row.name)} SYNC")
+
+    def set_retention(self, database: str, name: str, retention_days: int | None) -> TableInfo:
+        """Change a table's retention (TTL); ClickHouse applies it to existing parts too."""
+        import sqlalchemy as sa
+
+        from bzrk.meta import schema as meta_schema
+
+        row = self.meta.get_table(database, name)
+        layout = TableLayout(shard_fields=_layout(row).shard_fields, retention_days=retention_days)
+        with self.meta.begin() as conn:
+            conn.execute(
+                sa.update(meta_schema.tables)
+                .where(meta_schema.tables.c.id == row.id)
+                .values(retention_days=retention_days)
+            )
+        self._forget()
+        self._ddl(render_ttl_change(self.naming.qualified(row.database, row.name), layout))
+        return self._table_info(self.meta.get_table(database, name))
+
+    def resolve(self, database: str, table: str) -> ResolvedTable:
+        """The ClickHouse table of bzrk ``database``.``table`` (names or ids); cached briefly.
+
+        Raises :class:`bzrk.meta.store.NotFound` for an unknown database or table.
+        """
+        key = (database, table)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._resolved.get(key)
+        if hit is not None and now - hit[0] < _RESOLVE_TTL_S:
+            return hit[1]
+        row = self.meta.get_table(database, table)
+        resolved = ResolvedTable(
+            row.id,
+            row.database,
+            row.name,
+            self.naming.qualified(row.database, row.name),
+            row.retention_days,
+        )
+        with self._lock:
+            self._resolved[key] = (now, resolved)
+        return resolved
+
+    def qualified_name(self, database: str, table: str) -> str:
+        return self.resolve(database, table).qualified_name
+
+    # -- SchemaProvider ----------------------------------------------------------------------
+    def list_databases(self) -> list[DatabaseInfo]:
+        tables: dict[str, list[str]] = {}
+        for row in self.meta.list_tables():
+            tables.setdefault(row.database_id, []).append(row.name)
+        return [
+            DatabaseInfo(db.id, db.name, tuple(tables.get(db.id, ())))
+            for db in self.meta.list_databases()
+        ]
+
+    def list_tables(self, database: str) -> list[TableInfo]:
+        return [self._table_info(row) for row in self.meta.list_tables(database)]
+
+    @staticmethod
+    def _table_info(row: TableRow) -> TableInfo:
+        return TableInfo(
+            row.id,
+            row.database,
+            row.name,
+            tuple((c.name, c.kql_type) for c in COLUMNS),
+            row.retention_days,
+        )
+
+    def discover_fields(
+        self,
+        database: str,
+        table: str,
+        *,
+        since_ticks: int | None = None,
+        until_ticks: int | None = None,
+        name_filter: str | None = None,
+        limit: int = 200,
+    ) -> list[FieldInfo]:
+        """Fields seen in a sample of up to 2,000 rows of the window, most frequent first.
+
+        Top-level columns carry their declared type; bag paths (``attributes.http.route``)
+        the KQL type of the values seen (``dynamic`` when mixed). ``name_filter`` is a
+        case-insensitive substring of the path.
+        """
+        resolved = self.resolve(database, table)
+        where = []
+        if since_ticks is not None:
+            where.append(f"timestamp >= fromUnixTimestamp64Nano(toInt64({int(since_ticks) * 100}))")
+        if until_ticks is not None:
+            where.append(f"timestamp < fromUnixTimestamp64Nano(toInt64({int(until_ticks) * 100}))")
+        select = ", ".join(
+            f"toJSONString({quote_identifier(c.name)}) AS {quote_identifier(c.name)}"
+            if c.ch_type.startswith(("JSON", "Array(JSON"))
+            else quote_identifier(c.name)
+            for c in STORED_COLUMNS
+        )
+        sql = f"SELECT {select} FROM {resolved.qualified_name}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" LIMIT {_SAMPLE_ROWS}"
+        try:
+            sample = self.backend.query_arrow(sql, settings=None).to_pylist()
+        except EngineError as exc:
+            raise StorageError(exc.message) from exc
+        fields = _profile(sample)
+        if name_filter:
+            needle = name_filter.lower()
+            fields = [f for f in fields if needle in f.path.lower()]
+        fields.sort(key=lambda f: (-f.frequency, f.path))
+        return fields[:limit]
+
+
+class _FieldStats:
+    __slots__ = ("count", "distinct", "samples", "types")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.types: set[str] = set()
+        self.distinct: set[str] = set()
+        self.samples: list[str] = []
+
+    def add(self, value: Any, kql_type: str) -> None:
+        self.count += 1
+        self.types.add(kql_type)
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if len(self.distinct) < 10_000:
+            self.distinct.add(text)
+        if len(self.samples) < _MAX_SAMPLES and text not in self.samples:
+            self.samples.append(text[:200])
+
+
+def _value_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "long"
+    if isinstance(value, float):
+        return "real"
+    if isinstance(value, str):
+        return "string"
+    return "dynamic"
+
+
+def _walk(prefix: str, value: Any, stats: dict[str, _FieldStats]) -> None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _walk(f"{prefix}.{key}", inner, stats)
+        return
+    stats.setdefault(prefix, _FieldStats()).add(value, _value_type(value))
+
+
+def _profile(sample: list[dict[str, Any]]) -> list[FieldInfo]:
+    declared = {c.name: c.kql_type for c in COLUMNS}
+    stats: dict[str, _FieldStats] = {}
+    for row in sample:
+        for name, value in row.items():
+            if name in BAGS:
+                _walk(name, json.loads(value) if value else {}, stats)
+                continue
+            if value is None or value == [] or value == "[]":
+                continue
+            if isinstance(value, str) and name in ("events", "links"):
+                value = json.loads(value)
+            stats.setdefault(name, _FieldStats()).add(value, declared[name])
+    total = max(len(sample), 1)
+    result = []
+    for path, st in stats.items():
+        kql_type = declared.get(path) or (next(iter(st.types)) if len(st.types) == 1 else "dynamic")
+        result.append(
+            FieldInfo(path, kql_type, st.count / total, len(st.distinct), tuple(st.samples))
+        )
+    return result
+
+
+def catalog_for(ctx: Any) -> StorageCatalog:
+    """The process's catalogue in ``ctx.components["schema"]``, created on first use.
+
+    ``ctx`` is a :class:`bzrk.server.context.AppContext` with an open backend.
+    """
+    catalog = ctx.components.get("schema")
+    if catalog is None:
+        if ctx.backend is None:
+            raise RuntimeError("the storage catalogue needs a ClickHouse backend")
+        catalog = StorageCatalog(ctx.backend, ctx.meta)
+        ctx.components["schema"] = catalog
+    return catalog

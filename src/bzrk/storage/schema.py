@@ -1,0 +1,281 @@
+"""The ClickHouse shape of a bzrk table: columns, skip indexes, sorting key and TTL as records.
+
+One bzrk table holds every signal (log records, spans, metric data points), one row each, with
+the column names of the Berserk OTel mapping. DDL is rendered from the records below; nothing
+else in bzrk spells column types. ``COLUMNS`` and ``writer.ROW_FIELDS`` must change together.
+
+Choices (measured in ``tests/storage/test_pruning.py``, see ``docs/storage.md``):
+
+* ``PARTITION BY toDate(timestamp)``: whole days drop out of a time window before any index.
+* ``ORDER BY (<highest-weighted shard field>, timestamp)``: with Berserk's default shard fields
+  that is ``resource.service.name``, a typed path of the ``resource`` JSON column, so a
+  one-service one-hour window reads a contiguous key range.
+* The other shard fields get ``bloom_filter`` skip indexes, so ``==``/``in`` on them skips
+  granules, as Berserk's per-chunk shard pruning does.
+* ``body`` gets a ``text`` (inverted) index over ``lower(body)`` as an index *expression*, not a
+  ``preprocessor``: a preprocessor makes ``hasToken(body, …)`` answer differently with and
+  without the index (engine-choice §6.3). With the expression form the engine writes
+  ``hasToken(lower(body), lower(term))`` for KQL ``has`` and gets the same answer either way.
+* ``$raw`` is an ``ALIAS`` that casts the row's fields to one ``JSON`` object: the whole record
+  at zero storage cost, absent (null) fields omitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bzrk.storage.naming import quote_identifier, quote_string
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One stored column. ``kql_type`` is what ``getschema`` reports."""
+
+    name: str
+    ch_type: str
+    kql_type: str
+    codec: str | None = None
+    alias: str | None = None  # an ALIAS expression: computed on read, not stored
+    doc: str = ""
+
+    def ddl(self) -> str:
+        text = f"{quote_identifier(self.name)} {self.ch_type}"
+        if self.alias is not None:
+            return f"{text} ALIAS {self.alias}"
+        if self.codec:
+            text += f" CODEC({self.codec})"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class SkipIndex:
+    """A data-skipping index over an expression (already valid ClickHouse SQL)."""
+
+    name: str
+    expression: str
+    type: str
+    granularity: int | None = 1  # None: the index type's own default (text indexes)
+
+    def ddl(self) -> str:
+        text = f"INDEX {quote_identifier(self.name)} {self.expression} TYPE {self.type}"
+        return text if self.granularity is None else f"{text} GRANULARITY {self.granularity}"
+
+
+_DT = "DateTime64(7, 'UTC')"
+_NDT = f"Nullable({_DT})"
+_STR = "Nullable(String)"
+_LCSTR = "LowCardinality(Nullable(String))"
+_ZSTD = "ZSTD(1)"
+
+# Typed paths of the bags: stored as real sub-columns; the first is part of the sorting key.
+RESOURCE_TYPED_PATHS = (("service.name", "LowCardinality(String)"),)
+
+
+def _json_type(typed_paths: tuple[tuple[str, str], ...]) -> str:
+    if not typed_paths:
+        return "JSON"
+    hints = ", ".join(f"{quote_identifier(path)} {ch_type}" for path, ch_type in typed_paths)
+    return f"JSON({hints})"
+
+
+# Keep in step with bzrk.storage.writer.ROW_FIELDS (the Arrow schema of inserts).
+STORED_COLUMNS: tuple[Column, ...] = (
+    Column("timestamp", _DT, "datetime", "Delta, ZSTD(1)", doc="event time; spans: end_time"),
+    Column("ingest_time", _DT, "datetime", "Delta, ZSTD(1)", doc="arrival time"),
+    Column("observed_time", _NDT, "datetime", _ZSTD, doc="logs: when the collector saw it"),
+    Column("body", _STR, "string", _ZSTD, doc="log body (non-string bodies as JSON text)"),
+    Column("severity_text", _LCSTR, "string"),
+    Column("severity_number", "Nullable(UInt8)", "int"),
+    Column("trace_id", _STR, "string", _ZSTD, doc="hex"),
+    Column("span_id", _STR, "string", _ZSTD, doc="hex"),
+    Column("parent_span_id", _STR, "string", _ZSTD, doc="hex; null for root spans"),
+    Column("span_name", _LCSTR, "string"),
+    Column("span_kind", _LCSTR, "string", doc="INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER"),
+    Column("start_time", _NDT, "datetime", _ZSTD),
+    Column("end_time", _NDT, "datetime", _ZSTD),
+    Column("duration", "Nullable(Int64)", "timespan", _ZSTD, doc="100 ns ticks"),
+    Column("status_code", _LCSTR, "string", doc="UNSET, OK, ERROR"),
+    Column("status_message", _STR, "string", _ZSTD),
+    Column("trace_state", _STR, "string", _ZSTD),
+    Column("flags", "Nullable(UInt32)", "int"),
+    Column("sampled", "Nullable(Bool)", "bool", doc="trace flags bit 0"),
+    Column("events", "Array(JSON)", "dynamic", doc="span events: name, timestamp, attributes"),
+    Column("links", "Array(JSON)", "dynamic", doc="span links: trace_id, span_id, attributes"),
+    Column("metric_name", _LCSTR, "string"),
+    Column("metric_type", _LCSTR, "string", doc="gauge, sum, histogram, exp_histogram, summary"),
+    Column("metric_unit", _LCSTR, "string"),
+    Column("metric_description", _STR, "string", _ZSTD),
+    Column("metric_hash", "Nullable(UInt64)", "long", doc="one id per time series"),
+    Column("value", "Nullable(Float64)", "real", doc="gauge and sum points"),
+    Column("sum", "Nullable(Float64)", "real"),
+    Column("count", "Nullable(UInt64)", "long"),
+    Column("min", "Nullable(Float64)", "real"),
+    Column("max", "Nullable(Float64)", "real"),
+    Column("bucket_counts", "Array(UInt64)", "dynamic"),
+    Column("explicit_bounds", "Array(Float64)", "dynamic"),
+    Column("scale", "Nullable(Int32)", "int", doc="exponential histogram"),
+    Column("zero_count", "Nullable(UInt64)", "long"),
+    Column("positive_offset", "Nullable(Int32)", "int"),
+    Column("positive_bucket_counts", "Array(UInt64)", "dynamic"),
+    Column("negative_offset", "Nullable(Int32)", "int"),
+    Column("negative_bucket_counts", "Array(UInt64)", "dynamic"),
+    Column("quantiles", "Array(Float64)", "dynamic", doc="summary: quantile levels"),
+    Column("quantile_values", "Array(Float64)", "dynamic", doc="summary: values per level"),
+    Column("aggregation_temporality", _LCSTR, "string", doc="DELTA or CUMULATIVE"),
+    Column("is_monotonic", "Nullable(Bool)", "bool"),
+    Column("scope_name", _LCSTR, "string"),
+    Column("scope_version", _LCSTR, "string"),
+    Column("dropped_attributes_count", "Nullable(UInt32)", "int"),
+    Column("dropped_events_count", "Nullable(UInt32)", "int"),
+    Column("dropped_links_count", "Nullable(UInt32)", "int"),
+    Column("dropped_resource_attributes_count", "Nullable(UInt32)", "int"),
+    Column("dropped_scope_attributes_count", "Nullable(UInt32)", "int"),
+    Column("resource", _json_type(RESOURCE_TYPED_PATHS), "dynamic", doc="resource attributes"),
+    Column("scope", "JSON", "dynamic", doc="instrumentation scope attributes"),
+    Column("attributes", "JSON", "dynamic", doc="record / span / point attributes"),
+)
+
+STORED_NAMES = tuple(c.name for c in STORED_COLUMNS)
+
+# Fields the $raw alias leaves out: ingest bookkeeping, not part of the original record.
+_RAW_EXCLUDED = frozenset({"ingest_time"})
+
+
+def _raw_alias() -> str:
+    fields = [c for c in STORED_COLUMNS if c.name not in _RAW_EXCLUDED]
+    values = ", ".join(quote_identifier(c.name) for c in fields)
+    # The bags' typed-path hints are dropped in the target type: $raw is an untyped JSON.
+    shape = ", ".join(
+        f"{quote_identifier(c.name)} {'JSON' if c.ch_type.startswith('JSON') else c.ch_type}"
+        for c in fields
+    )
+    return f"CAST(tuple({values}), {quote_string(f'Tuple({shape})')})"
+
+
+RAW_COLUMN = Column("$raw", "JSON", "dynamic", alias=_raw_alias(), doc="the whole record")
+
+COLUMNS: tuple[Column, ...] = (*STORED_COLUMNS, RAW_COLUMN)
+COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
+
+
+# Berserk's default shard set for new tables (TBL): field -> weight. Order breaks weight ties
+# when choosing the sorting-key field, so the service comes first.
+DEFAULT_SHARD_FIELDS: dict[str, int] = {
+    "resource.service.name": 10,
+    "metric_name": 10,
+    "trace_id": 2,
+    "span_id": 1,
+    "severity_text": 1,
+    "resource.service.namespace": 1,
+    "resource.k8s.deployment.name": 5,
+}
+
+
+class SchemaError(ValueError):
+    """A table definition bzrk cannot store (unknown shard field, bad retention)."""
+
+
+def field_expression(path: str) -> str:
+    """ClickHouse expression of a top-level column or a bag path (``resource.service.name``).
+
+    Bag paths keep the attribute key whole (``resource.`service.name```), since OTel keys carry
+    dots. A typed path is used as is; other JSON paths are read as String.
+    """
+    if path in COLUMNS_BY_NAME:
+        return quote_identifier(path)
+    bag, _, key = path.partition(".")
+    if bag not in ("resource", "attributes", "scope") or not key:
+        raise SchemaError(
+            f"unknown field '{path}': use a column name or resource./attributes./scope. paths"
+        )
+    typed = dict(RESOURCE_TYPED_PATHS) if bag == "resource" else {}
+    sub = f"{quote_identifier(bag)}.{quote_identifier(key)}"
+    return sub if key in typed else f"{sub}.:String"
+
+
+def is_sortable(path: str) -> bool:
+    """Whether ``path`` may lead the sorting key: a non-null, low-cardinality typed column."""
+    bag, _, key = path.partition(".")
+    return bag == "resource" and key in dict(RESOURCE_TYPED_PATHS)
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """Everything table-specific in the DDL: shard fields and retention."""
+
+    shard_fields: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SHARD_FIELDS))
+    retention_days: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.retention_days is not None and self.retention_days <= 0:
+            raise SchemaError("retention_days must be a positive number of days")
+        for path, weight in self.shard_fields.items():
+            field_expression(path)
+            if not isinstance(weight, int) or weight <= 0:
+                raise SchemaError(f"shard field '{path}' needs a positive integer weight")
+
+    @property
+    def sort_field(self) -> str | None:
+        ranked = sorted(self.shard_fields.items(), key=lambda item: -item[1])
+        return next((path for path, _ in ranked if is_sortable(path)), None)
+
+    def sorting_key(self) -> tuple[str, ...]:
+        lead = self.sort_field
+        return (field_expression(lead), "timestamp") if lead else ("timestamp",)
+
+    def skip_indexes(self) -> tuple[SkipIndex, ...]:
+        indexes = [
+            SkipIndex("idx_body_text", "lower(body)", "text(tokenizer = splitByNonAlpha)", None),
+            SkipIndex("idx_trace_id", "trace_id", "bloom_filter(0.001)"),
+            SkipIndex("idx_span_id", "span_id", "bloom_filter(0.001)"),
+        ]
+        covered = {"trace_id", "span_id", self.sort_field}
+        for position, path in enumerate(self.shard_fields):
+            if path in covered:
+                continue
+            indexes.append(
+                SkipIndex(f"idx_shard_{position}", field_expression(path), "bloom_filter(0.01)")
+            )
+        return tuple(indexes)
+
+    def ttl(self) -> str | None:
+        if self.retention_days is None:
+            return None
+        return f"toDateTime(timestamp) + INTERVAL {int(self.retention_days)} DAY DELETE"
+
+
+# Durable acknowledgement: a part's files and directory are fsync'd before INSERT returns.
+TABLE_SETTINGS: dict[str, int | str] = {
+    "fsync_after_insert": 1,
+    "fsync_part_directory": 1,
+    "index_granularity": 8192,
+}
+
+
+def render_create_table(qualified_name: str, layout: TableLayout) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` for one bzrk table.
+
+    >>> "PARTITION BY toDate(timestamp)" in render_create_table("`d`.`t`", TableLayout())
+    True
+    """
+    body = ",\n  ".join([*(c.ddl() for c in COLUMNS), *(i.ddl() for i in layout.skip_indexes())])
+    parts = [
+        f"CREATE TABLE IF NOT EXISTS {qualified_name} (\n  {body}\n)",
+        "ENGINE = MergeTree",
+        "PARTITION BY toDate(timestamp)",
+        f"ORDER BY ({', '.join(layout.sorting_key())})",
+    ]
+    ttl = layout.ttl()
+    if ttl:
+        parts.append(f"TTL {ttl}")
+    settings = ", ".join(f"{k} = {v}" for k, v in TABLE_SETTINGS.items())
+    parts.append(f"SETTINGS {settings}")
+    return "\n".join(parts)
+
+
+def render_ttl_change(qualified_name: str, layout: TableLayout) -> str:
+    """``ALTER TABLE`` that applies ``layout``'s retention to an existing table."""
+    ttl = layout.ttl()
+    if ttl is None:
+        return f"ALTER TABLE {qualified_name} REMOVE TTL"
+    return f"ALTER TABLE {qualified_name} MODIFY TTL {ttl}"

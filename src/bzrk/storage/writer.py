@@ -1,0 +1,91 @@
+"""Durable writes of mapped rows into a bzrk table: rows → one Arrow table → one INSERT.
+
+A row is a ``dict`` keyed by column name holding only the fields it has: datetimes as int
+nanoseconds since the Unix epoch, bags (``resource``, ``attributes``, ``scope``) as JSON text,
+``events``/``links`` as lists of JSON text. The INSERT returns after ClickHouse has written and
+fsync'd the part (the table's ``fsync_after_insert``), which is what an acknowledgement waits for.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from bzrk.engine.backends.base import Backend
+from bzrk.engine.errors import EngineError
+from bzrk.storage.schema import STORED_COLUMNS
+
+Row = dict[str, object]
+
+
+class WriteError(Exception):
+    """Rows could not be written; nothing of the batch should be acknowledged."""
+
+
+_SCALARS: dict[str, pa.DataType] = {
+    "String": pa.string(),
+    "JSON": pa.string(),
+    "UInt8": pa.uint8(),
+    "UInt32": pa.uint32(),
+    "UInt64": pa.uint64(),
+    "Int32": pa.int32(),
+    "Int64": pa.int64(),
+    "Float64": pa.float64(),
+    "Bool": pa.bool_(),
+}
+_WRAPPER = re.compile(r"^(?:Nullable|LowCardinality)\((.*)\)$")
+
+
+def arrow_type(ch_type: str) -> pa.DataType:
+    """The Arrow type that inserts into ClickHouse type ``ch_type``."""
+    while match := _WRAPPER.match(ch_type):
+        ch_type = match.group(1)
+    if ch_type.startswith("DateTime64"):
+        return pa.timestamp("ns", tz="UTC")
+    if ch_type.startswith("Array("):
+        return pa.list_(arrow_type(ch_type[6:-1]))
+    if ch_type.startswith("JSON"):
+        return pa.string()
+    return _SCALARS[ch_type]
+
+
+# Defaults for non-nullable columns when a row lacks the field.
+_DEFAULTS: dict[str, object] = {}
+for _column in STORED_COLUMNS:
+    if _column.ch_type.startswith("Array("):
+        _DEFAULTS[_column.name] = []
+    elif _column.ch_type.startswith("JSON"):
+        _DEFAULTS[_column.name] = "{}"
+
+ROW_FIELDS: tuple[tuple[str, pa.DataType], ...] = tuple(
+    (c.name, arrow_type(c.ch_type)) for c in STORED_COLUMNS
+)
+
+
+def rows_to_arrow(rows: list[Row]) -> pa.Table:
+    """Columns of ``rows`` as one Arrow table; columns no row has are left out of the insert."""
+    arrays: list[pa.Array] = []
+    names: list[str] = []
+    for name, dtype in ROW_FIELDS:
+        default = _DEFAULTS.get(name)
+        values = [row.get(name, default) for row in rows]
+        if default is None and all(v is None for v in values):
+            continue
+        if default is not None and all(v == default for v in values):
+            continue
+        arrays.append(pa.array(values, type=dtype))
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def write_rows(backend: Backend, qualified_table: str, rows: list[Row]) -> int:
+    """Insert ``rows`` into ``qualified_table`` and return how many were written."""
+    if not rows:
+        return 0
+    table = rows_to_arrow(rows)
+    try:
+        backend.insert_arrow(qualified_table, table)
+    except EngineError as exc:
+        raise WriteError(f"insert into {qualified_table} failed: {exc.message}") from exc
+    return table.num_rows

@@ -1,0 +1,218 @@
+"""Test doubles for the ADX surface: a scripted executor and an in-memory schema provider.
+
+They stand in for the engine and storage only to test the encoders; the end-to-end tests run
+the real ones.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bzrk.api.adx.app import PRINCIPAL_KEY, create_app
+from bzrk.auth.internal import Principal
+from bzrk.engine.events import (
+    Column,
+    Done,
+    Error,
+    Event,
+    Metadata,
+    Progress,
+    QueryWarning,
+    RowBatch,
+    TableSchema,
+    Visualization,
+)
+from bzrk.engine.request import DatabaseInfo, FieldInfo, QueryRequest, TableInfo
+from bzrk.server.context import AppContext
+from bzrk.server.settings import Settings
+from bzrk.types import ASGIApp, Receive, Scope, Send
+
+Script = Iterable[Event] | Callable[[QueryRequest], Iterable[Event] | AsyncIterator[Event]]
+
+ADMIN = Principal("sp-admin", ("admin",), "service_principal")
+MEMBER = Principal("alice", ("member",))
+
+# One row holding every KQL type, with its expected wire and SDK forms in the tests.
+ALL_TYPES_COLUMNS = (
+    Column("b", "bool"),
+    Column("i", "int"),
+    Column("l", "long"),
+    Column("r", "real"),
+    Column("d", "decimal"),
+    Column("s", "string"),
+    Column("t", "datetime"),
+    Column("ts", "timespan"),
+    Column("g", "guid"),
+    Column("dyn", "dynamic"),
+)
+T_2024 = 17_041_646_451_234_567  # 2024-01-02T03:04:05.1234567Z in ticks since the epoch
+ALL_TYPES_ROWS = [
+    [
+        True,
+        2_147_483_647,
+        9_223_372_036_854_775_807,
+        1.5,
+        Decimal("2.00000000000001"),
+        'héllo "q"',
+        T_2024,
+        900_015_000_000,  # 1.01:00:01.5000000
+        "123e27de-1e4e-49d9-b579-fe0b331d3642",
+        {"a": [1, 2, {"b": None}], "s": "x"},
+    ],
+    [False, -1, -5, float("nan"), Decimal("-0.5"), "", 0, -20_020_000_000, None, [1, "two"]],
+    [None, None, None, float("inf"), None, None, None, 0, None, None],
+    [None, 0, 0, float("-inf"), Decimal("0"), None, 10_000_000, 1, None, 3],
+]
+
+
+def simple_result(
+    columns: tuple[Column, ...],
+    rows: list[list[Any]],
+    *,
+    table: str = "PrimaryResult",
+    visualization: Visualization | None = None,
+    warnings: tuple[QueryWarning, ...] = (),
+    batch_size: int = 2,
+) -> list[Event]:
+    events: list[Event] = [TableSchema(table, columns), Progress(rows_processed=len(rows))]
+    batches = [rows[i : i + batch_size] for i in range(0, len(rows), batch_size)] or [[]]
+    for n, batch in enumerate(batches):
+        events.append(RowBatch(table, "it-1", batch, n == len(batches) - 1))
+    events += [
+        Metadata("it-1", warnings=warnings, visualization=visualization),
+        Progress(rows_processed=len(rows), coverage=1.0),
+        Done(),
+    ]
+    return events
+
+
+@dataclass
+class ScriptedExecutor:
+    """Answers each query text with its scripted events; records every request it got."""
+
+    scripts: dict[str, Script] = field(default_factory=dict)
+    requests: list[QueryRequest] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
+
+    async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
+        self.requests.append(request)
+        script = self.scripts.get(request.query.strip())
+        if script is None:
+            yield Error(
+                code="SemanticError",
+                message=f"Semantic error: unknown table in {request.query.strip()!r}",
+            )
+            return
+        events = script(request) if callable(script) else script
+        try:
+            if hasattr(events, "__aiter__"):
+                async for event in events:
+                    yield event
+            else:
+                for event in events:
+                    yield event
+        finally:
+            self.closed.append(request.query.strip())
+
+
+@dataclass
+class MemorySchema:
+    """A SchemaProvider over fixed data."""
+
+    databases: dict[str, list[TableInfo]]
+
+    def list_databases(self) -> list[DatabaseInfo]:
+        return [
+            DatabaseInfo(id=f"db-{name}", name=name, tables=tuple(t.name for t in tables))
+            for name, tables in self.databases.items()
+        ]
+
+    def list_tables(self, database: str) -> list[TableInfo]:
+        return list(self.databases[database])
+
+    def discover_fields(self, database: str, table: str, **_: Any) -> list[FieldInfo]:
+        return []
+
+
+DEMO_SCHEMA = MemorySchema(
+    {
+        "default": [
+            TableInfo(
+                "t1",
+                "default",
+                "default",
+                (("timestamp", "datetime"), ("body", "string"), ("attributes", "dynamic")),
+            ),
+            TableInfo("t2", "default", "metrics", (("timestamp", "datetime"), ("value", "real"))),
+        ],
+        "other-db": [],
+    }
+)
+
+
+class WithPrincipal:
+    """Puts a principal in the scope, as the query service does after its token check."""
+
+    def __init__(self, app: ASGIApp, principal: Principal | None) -> None:
+        self.app = app
+        self.principal = principal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.principal is not None:
+            scope[PRINCIPAL_KEY] = self.principal
+        await self.app(scope, receive, send)
+
+
+def make_app(
+    executor: ScriptedExecutor,
+    *,
+    schema: Any = DEMO_SCHEMA,
+    principal: Principal | None = ADMIN,
+    data_dir: Path | None = None,
+) -> ASGIApp:
+    settings = Settings(data_dir=data_dir or Path("/nonexistent-bzrk-test"))
+    ctx = AppContext(settings=settings, meta=None, keys=None, executor=executor)  # type: ignore[arg-type]
+    if schema is not None:
+        ctx.components["schema"] = schema
+    return WithPrincipal(create_app(ctx), principal)
+
+
+class LoopbackServer:
+    """Serves an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        sock.close()
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LoopbackServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("loopback server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)

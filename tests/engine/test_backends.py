@@ -1,0 +1,84 @@
+"""The engine backends: per-query limits, cancellation from another thread, the server backend."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from bzrk.engine.backends.base import QuerySettings
+from bzrk.engine.errors import BackendError, QueryCancelled, QueryTimeout
+
+_SLOW = "SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) % 7 = 3"
+
+
+def _running(backend, query_id: str) -> bool:  # type: ignore[no-untyped-def]
+    table = backend.query_arrow(
+        "SELECT count() AS n FROM system.processes "
+        f"WHERE query LIKE '%bzrk_qid:{query_id}%' AND query NOT LIKE '%system.processes%'"
+    )
+    return bool(table.column("n").to_pylist()[0])
+
+
+def test_max_execution_time_stops_a_query(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(QueryTimeout) as info:
+        chdb_backend.query_arrow(_SLOW, settings=QuerySettings(max_execution_time_s=0.5))
+    assert info.value.clickhouse_code == 159
+    assert chdb_backend.query_arrow("SELECT 1 AS x").column("x").to_pylist() == [1]
+
+
+def test_result_row_cap_is_enforced(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BackendError):
+        chdb_backend.query_arrow(
+            "SELECT number FROM numbers(1000)", settings=QuerySettings(max_result_rows=10)
+        )
+
+
+def test_kill_from_another_thread_leaves_backend_healthy(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    query_id = "killme1"
+    outcome: dict[str, BaseException | None] = {"error": None}
+
+    def run() -> None:
+        try:
+            chdb_backend.query_arrow(
+                _SLOW, settings=QuerySettings(max_execution_time_s=60), query_id=query_id
+            )
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not _running(chdb_backend, query_id):
+        assert time.monotonic() < deadline, "the query never showed up in system.processes"
+        time.sleep(0.05)
+    chdb_backend.kill(query_id)
+    worker.join(timeout=20)
+    assert not worker.is_alive()
+    assert isinstance(outcome["error"], QueryCancelled)
+    assert not _running(chdb_backend, query_id)
+    assert chdb_backend.query_arrow("SELECT 41 + 1 AS x").column("x").to_pylist() == [42]
+
+
+def _server_backend():  # type: ignore[no-untyped-def]
+    from bzrk.engine.backends.clickhouse_backend import ClickHouseBackend
+    from bzrk.engine.errors import BackendUnavailable
+
+    host = os.environ.get("BZRK_CLICKHOUSE_HOST", "127.0.0.1")
+    port = int(os.environ.get("BZRK_CLICKHOUSE_PORT", "8123"))
+    try:
+        return ClickHouseBackend(host, port, connect_timeout_s=1)
+    except BackendUnavailable as exc:
+        pytest.skip(f"no ClickHouse server reachable at {host}:{port} ({exc.message[:80]})")
+
+
+def test_clickhouse_server_backend_runs_and_times_out() -> None:
+    backend = _server_backend()
+    try:
+        assert backend.query_arrow("SELECT 1 + 1 AS x").column("x").to_pylist() == [2]
+        with pytest.raises(QueryTimeout):
+            backend.query_arrow(_SLOW, settings=QuerySettings(max_execution_time_s=0.5))
+    finally:
+        backend.close()
