@@ -530,7 +530,12 @@ class TraceSimulator:
                     _la(("sku", sku), ("stock.quantity", qty)),
                 )
             elif self.rng.random() < 0.3:
-                self._log(server, DEBUG, f"Stock for {sku}: {qty} units in WH-{1 + qty % 4}", _la(("sku", sku)))
+                self._log(
+                    server,
+                    DEBUG,
+                    f"Stock for {sku}: {qty} units in WH-{1 + qty % 4}",
+                    _la(("sku", sku)),
+                )
             return 200
 
         status = self._gateway(
