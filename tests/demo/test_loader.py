@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 import time
@@ -57,6 +58,8 @@ class Receiver:
     # Status codes (with Retry-After) to answer before accepting, consumed in order.
     refusals: list[tuple[int, str | None]] = field(default_factory=list)
     always: int | None = None
+    # Accept this many requests, then answer 400 to everything.
+    fail_after: int | None = None
     records: dict[str, int] = field(default_factory=lambda: {"logs": 0, "traces": 0, "metrics": 0})
     accepted: int = 0
     seen: list[tuple[float, int]] = field(default_factory=list)
@@ -76,6 +79,8 @@ class Receiver:
         if self.always is not None:
             self.seen.append((time.monotonic(), self.always))
             return Response(status_code=self.always)
+        if self.fail_after is not None and self.accepted >= self.fail_after:
+            return Response("enough", status_code=400)
         if request.headers.get("authorization") != f"Bearer {TOKEN}":
             return Response("bad token", status_code=401)
         assert request.headers["content-type"] == "application/x-protobuf"
@@ -173,8 +178,6 @@ def test_loads_everything_once_and_writes_the_marker(tmp_path: Path) -> None:
     for signal, count in expected.items():
         assert count > 0
         assert 0.5 * count <= receiver.records[signal] <= 2 * count, signal
-    import json
-
     assert json.loads(marker.read_text())["records"] == receiver.records
     assert receiver.max_in_flight >= 2
 
@@ -223,3 +226,31 @@ def test_retries_give_up_on_a_receiver_that_stays_busy(
         "answered 503" in r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR
     )
     assert 3 <= len(receiver.seen) <= 3 * loader.CONCURRENCY
+
+
+def test_an_interrupted_load_resumes_where_it_stopped(tmp_path: Path) -> None:
+    from bzrk.demo.loader import PROGRESS
+
+    first = Receiver(fail_after=5)
+    _load(first, tmp_path, hours=4.0)
+    assert not (tmp_path / MARKER).exists()
+    progress = json.loads((tmp_path / PROGRESS).read_text())
+    assert 1 <= progress["acked"] <= 5
+    second = Receiver()
+    _load(second, tmp_path, hours=4.0)
+    assert (tmp_path / MARKER).exists() and not (tmp_path / PROGRESS).exists()
+
+    expected = {"logs": 0, "traces": 0, "metrics": 0}
+    batches = list(generate(progress["start_ns"], progress["end_ns"], 3))
+    for batch in batches:
+        expected[batch.signal] += batch.records
+    # Everything arrived; only requests acknowledged beyond the saved prefix came twice.
+    assert second.accepted == len(batches) - progress["acked"]
+    duplicated = first.accepted - progress["acked"]
+    assert 0 <= duplicated <= 4
+    for signal, count in expected.items():
+        assert count <= first.records[signal] + second.records[signal]
+    assert (
+        sum(first.records.values()) + sum(second.records.values())
+        <= sum(expected.values()) + duplicated * 2000
+    )
