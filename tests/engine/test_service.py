@@ -229,3 +229,29 @@ def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backen
         "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%' AND query NOT LIKE '%system.processes%'"
     )
     assert running.to_pylist() == [{"n": 0}]
+
+
+def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | where severity_text == 'ERROR' | count", since="2h ago"
+    )
+    final = [e for e in events if isinstance(e, Progress)][-1]
+    assert final.chunks_total > 0
+    assert (
+        final.chunks_scanned
+        + final.chunks_skipped_range
+        + final.chunks_skipped_bloom
+        + final.chunks_skipped_shard
+        == final.chunks_total
+    )
+    assert final.chunks_skipped_range > 0  # a two-hour window of three days skips by range
+
+
+def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:
+    async def collect() -> list[Any]:
+        request = QueryRequest(query="print 1", database="nope")
+        return [event async for event in env["service"].execute(request)]
+
+    events = asyncio.run(collect())
+    assert isinstance(events[-1], Error) and events[-1].code == "DatabaseNotFound"
+    assert "'nope'" in events[-1].message

@@ -45,6 +45,7 @@ from bzrk.engine.events import (
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
 from bzrk.engine.request import QueryExecutor, QueryRequest
+from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
 from bzrk.engine.timewindow import TimeExpressionError, Window
 from bzrk.engine.values import table_rows
@@ -279,6 +280,13 @@ class QueryService(QueryExecutor):
                 stop = parse_stop_when(request.stop_when)
             except StopPredicateError as exc:
                 raise _fail("InvalidStopWhen", str(exc), "Invalid stop_when") from exc
+        if not request.database:
+            raise _fail("InvalidArgument", "a database is required")
+        has_database = getattr(self.catalog, "has_database", None)
+        if has_database is not None and not has_database(request.database):
+            raise _fail(
+                "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
+            )
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
@@ -347,6 +355,7 @@ class QueryService(QueryExecutor):
         compiled, windows, deadline, stop = plan.compiled, plan.windows, plan.deadline, plan.stop
         full = windows[-1]
         scanned = ScanStats()
+        granules = GranuleStats()
         last: _Snapshot | None = None
         status = "complete"
         for index, window in enumerate(windows):
@@ -366,7 +375,9 @@ class QueryService(QueryExecutor):
             )
             query_id = f"{run_id.replace('-', '')}{index}"
             try:
-                results, stats = await self._run_once(compiled, settings, query_id, remaining)
+                results, stats, run_granules = await self._run_once(
+                    compiled, settings, query_id, remaining, bool(plan.resolver.used)
+                )
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -381,6 +392,7 @@ class QueryService(QueryExecutor):
             except EngineError as exc:
                 yield error_event(request.query, exc)
                 return
+            granules = granules + run_granules
             scanned = ScanStats(
                 scanned.rows_read + stats.rows_read,
                 scanned.bytes_read + stats.bytes_read,
@@ -392,7 +404,9 @@ class QueryService(QueryExecutor):
             iteration = str(uuid.uuid4())
             for event in _snapshot_events(snapshot, iteration, compiled):
                 yield event
-            yield _progress(scanned, started, waited_ns, coverage, index + 1, len(windows))
+            yield _progress(
+                scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+            )
             if stop is not None and snapshot.tables:
                 _, columns, rows = _primary(snapshot)
                 try:
@@ -431,10 +445,16 @@ class QueryService(QueryExecutor):
         settings: QuerySettings,
         query_id: str,
         remaining: float | None,
-    ) -> tuple[list[Any], ScanStats]:
-        def work() -> tuple[list[Any], ScanStats]:
-            tables, total = [], ScanStats()
+        scans: bool,
+    ) -> tuple[list[Any], ScanStats, GranuleStats]:
+        def work() -> tuple[list[Any], ScanStats, GranuleStats]:
+            tables, total, granules = [], ScanStats(), GranuleStats()
             for position, table in enumerate(compiled.tables):
+                if scans:
+                    try:
+                        granules = granules + explain_granules(self.backend, table.sql, settings)
+                    except EngineError:
+                        log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
                 run = getattr(self.backend, "query_arrow_stats", None)
                 qid = f"{query_id}x{position}"
                 if run is not None:
@@ -450,7 +470,7 @@ class QueryService(QueryExecutor):
                     total.bytes_read + stats.bytes_read,
                     total.elapsed_ns + stats.elapsed_ns,
                 )
-            return tables, total
+            return tables, total, granules
 
         task = asyncio.ensure_future(asyncio.to_thread(work))
         try:
@@ -580,10 +600,20 @@ def _snapshot_events(snapshot: _Snapshot, iteration: str, compiled: CompiledQuer
 
 
 def _progress(
-    scanned: ScanStats, started: int, waited_ns: int, coverage: float, done: int, total: int
+    scanned: ScanStats,
+    granules: GranuleStats,
+    started: int,
+    waited_ns: int,
+    coverage: float,
+    done: int,
+    total: int,
 ) -> Progress:
     return Progress(
         rows_processed=scanned.rows_read,
+        chunks_total=granules.total,
+        chunks_scanned=granules.scanned,
+        chunks_skipped_range=granules.skipped_range,
+        chunks_skipped_bloom=granules.skipped_bloom,
         chunk_scanned_raw_body_size=scanned.bytes_read,
         query_time_nanos=time.monotonic_ns() - started,
         queue_wait_nanos=waited_ns,
@@ -596,6 +626,10 @@ def _progress(
 def _progress_dict(progress: Progress) -> dict[str, Any]:
     return {
         "rows_processed": progress.rows_processed,
+        "chunks_total": progress.chunks_total,
+        "chunks_scanned": progress.chunks_scanned,
+        "chunks_skipped_range": progress.chunks_skipped_range,
+        "chunks_skipped_bloom": progress.chunks_skipped_bloom,
         "bytes_scanned": progress.chunk_scanned_raw_body_size,
         "query_time_nanos": progress.query_time_nanos,
         "queue_wait_nanos": progress.queue_wait_nanos,
