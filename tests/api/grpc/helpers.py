@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import shutil
 import socket
@@ -259,9 +260,16 @@ def node_ready() -> str | None:
     """None when the Node client can run, else the reason to skip."""
     if shutil.which("node") is None:
         return "node is not installed"
-    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        if shutil.which("npm") is None:
-            return "npm is not installed (needed for `npm ci` in tests/api/grpc/node)"
+    installed = NODE_DIR / "node_modules" / "@grpc" / "grpc-js"
+    if installed.is_dir():
+        return None
+    if shutil.which("npm") is None:
+        return "npm is not installed (needed for `npm ci` in tests/api/grpc/node)"
+    # pytest-xdist workers collect at the same time: one `npm ci` at a time.
+    with (NODE_DIR / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed.is_dir():
+            return None
         done = subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund"],
             cwd=NODE_DIR,
@@ -269,8 +277,8 @@ def node_ready() -> str | None:
             text=True,
             timeout=300,
         )
-        if done.returncode != 0:
-            return f"npm ci failed: {done.stderr[-500:]}"
+    if done.returncode != 0:
+        return f"npm ci failed: {done.stderr[-500:]}"
     return None
 
 
