@@ -103,6 +103,8 @@ def serve(app: ASGIApp) -> Iterator[str]:
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(10)
+        if not thread.is_alive():
+            loop.close()
         with contextlib.suppress(OSError):  # Hypercorn closes the listening fd itself
             sock.close()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
@@ -48,7 +49,10 @@ INTERNAL_ONLY_FIELDS = (
     "ingest_time_range_end_nanos",
 )
 # Batches with more rows than this are encoded in a worker thread, keeping the loop responsive.
+# The pool is our own: the default executor also runs the engine's blocking ClickHouse calls,
+# and frames must not wait behind long queries.
 _THREAD_ENCODE_ROWS = 256
+_ENCODE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grpc-encode")
 
 
 def _rfc3339_from_nanos(nanos: int) -> str:
@@ -148,7 +152,10 @@ class QueryServicer:
                     raise GrpcError(Status.RESOURCE_EXHAUSTED, event.message or "query queue full")
                 if isinstance(event, ev.RowBatch) and len(event.rows) > _THREAD_ENCODE_ROWS:
                     frames = encoder.encode(event)
-                    while (frame := await asyncio.to_thread(next, frames, None)) is not None:
+                    loop = asyncio.get_running_loop()
+                    while (
+                        frame := await loop.run_in_executor(_ENCODE_POOL, next, frames, None)
+                    ) is not None:
                         yield frame
                 else:
                     for frame in encoder.encode(event):
