@@ -326,3 +326,19 @@ def test_no_principal_is_unauthenticated() -> None:
     with serve(create_app(SimpleNamespace(executor=executor))) as target:  # type: ignore[arg-type]
         code, _ = status_of(target, request("print v = 1"))
     assert code == grpc.StatusCode.UNAUTHENTICATED and executor.requests == []
+
+
+@pytest.mark.parametrize("grpc_target", [snapshots], indirect=True)
+def test_concurrent_calls_on_one_connection_stay_apart(
+    grpc_target: tuple[str, ScriptedExecutor],
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    channel, execute = stub(grpc_target[0])
+    with channel, ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: list(execute(request("q"))), range(8)))
+    assert len({frames[0].request_id for frames in results}) == 8
+    for frames in results:
+        assert len({f.request_id for f in frames}) == 1
+        assert payloads(frames)[-1] == "done"
+        assert table_rows(frames) == [[300]]
