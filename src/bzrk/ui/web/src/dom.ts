@@ -7,8 +7,10 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   attrs: Attrs = {},
   ...children: (Child | Child[])[]
 ): HTMLElementTagNameMap[K] {
-  const [tagAndId, ...classes] = spec.split('.');
-  const [tag, id] = tagAndId.split('#');
+  // 'tag', 'tag.a.b', 'tag#id', 'tag#id.a', 'tag.a#id' — in any order after the tag.
+  const tag = spec.match(/^[a-z0-9]+/i)![0];
+  const id = spec.match(/#([\w-]+)/)?.[1];
+  const classes = [...spec.matchAll(/\.([\w-]+)/g)].map((m) => m[1]);
   const el = document.createElement(tag as K);
   if (id) el.id = id;
   if (classes.length) el.className = classes.join(' ');

@@ -22,7 +22,22 @@ function loadMonaco(): Promise<any> {
       const amdRequire = window.require;
       amdRequire.config({ paths: { vs: MONACO_BASE } });
       amdRequire(['vs/editor/editor.main'], () => {
-        amdRequire(['vs/language/kusto/monaco.contribution'], () => resolve(window.monaco), reject);
+        amdRequire(
+          ['vs/language/kusto/monaco.contribution'],
+          () => {
+            const kusto = window.monaco.languages.kusto;
+            // Monarch token colours paint at once; semantic colouring waits for the worker.
+            kusto.kustoDefaults.setLanguageSettings({
+              ...kusto.kustoDefaults.languageSettings,
+              useTokenColorization: true,
+              useSemanticColorization: false,
+              enableHover: true,
+              enableQueryWarnings: false,
+            });
+            resolve(window.monaco);
+          },
+          reject,
+        );
       }, reject);
     };
     document.head.appendChild(script);

@@ -466,6 +466,11 @@ export class ExplorePage {
   }
 
   private showError(event: Extract<StreamEvent, { type: 'error' }>): void {
+    // Results of an earlier query under this error would read as this query's: drop them.
+    this.pending = null;
+    this.shown = new Map();
+    this.visualization = null;
+    this.renderResults();
     this.resultsSection.dataset.state = 'error';
     this.setProgress(null, 'Failed');
     clear(this.errorBox);

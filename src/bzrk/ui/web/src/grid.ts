@@ -98,7 +98,7 @@ export class ResultGrid {
   }
 
   private measure(column: GridColumn, index: number): number {
-    let chars = column.name.length + 3;
+    let chars = column.name.length + column.type.length + 3;
     for (let r = 0; r < Math.min(this.rows.length, 50); r++) {
       chars = Math.max(chars, Math.min(formatCell(this.rows[r][index]).length, 60));
     }
