@@ -52,7 +52,7 @@ def test_schema_discovery_through_the_gateway(session: httpx.Client) -> None:
 def test_streamed_query_with_session_and_csrf(session: httpx.Client) -> None:
     body = {"query": "print x = 1", "database": "default", "stream": True}
     lines = [json.loads(line) for line in session.post("/query", json=body).text.splitlines()]
-    assert [e["type"] for e in lines][0] == "schema"
+    assert lines[0]["type"] == "schema"
     assert any(e["type"] == "rows" and e["rows"] == [[1]] for e in lines)
     run_id = lines[-1]["run_id"]
     assert lines[-1]["type"] == "done" and run_id
