@@ -131,6 +131,15 @@ try {
   check(report.dynamic_details.includes('"even": true'), `details show ${report.dynamic_details}`);
   await shot('03b-100k-rows-sorted-dynamic');
 
+  // 2c. Cancel stops a long query (the stream is closed; the UI says so and can run again)
+  await setQuery('range x from 1 to 5000000 step 1\n| extend s = strcat("row", x)');
+  await page.click('#run');
+  await page.waitForFunction(() => !document.querySelector('#cancel').disabled);
+  await page.waitForTimeout(500);
+  await page.click('#cancel');
+  await page.waitForFunction(() => document.querySelector('.results').dataset.state === 'cancelled' && !document.querySelector('#run').disabled);
+  report.cancelled_status = await page.textContent('.progress-text');
+
   // 3. a timechart
   const chart = await runAndWatch('default\n| summarize count() by bin(timestamp, 30m), kind = tostring(metric_type)\n| render timechart');
   check(chart.state === 'done', `chart query ended in ${chart.state}: ${chart.status}`);
