@@ -140,6 +140,15 @@ try {
   await page.waitForFunction(() => document.querySelector('.results').dataset.state === 'cancelled' && !document.querySelector('#run').disabled);
   report.cancelled_status = await page.textContent('.progress-text');
 
+  // 2d. several result tables become tabs
+  const multi = await runAndWatch('print a = 1; print b = "x"');
+  check(multi.state === 'done', `multi-table query ended in ${multi.state}`);
+  report.multi_tabs = await page.locator('.tabs .tab').allTextContents();
+  check(report.multi_tabs.length >= 2 && report.multi_tabs[0] === 'PrimaryResult', `tabs: ${report.multi_tabs}`);
+  await page.click('.tabs .tab >> nth=-1');
+  report.second_tab_cell = await page.textContent('.pane:not([hidden]) .grid-row .grid-cell:nth-child(2)');
+  check(report.second_tab_cell === 'x', `second table shows ${report.second_tab_cell}`);
+
   // 3. a timechart
   const chart = await runAndWatch('default\n| summarize count() by bin(timestamp, 30m), kind = tostring(metric_type)\n| render timechart');
   check(chart.state === 'done', `chart query ended in ${chart.state}: ${chart.status}`);

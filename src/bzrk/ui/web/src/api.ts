@@ -51,7 +51,13 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   } catch {
     parsed = { message: text.slice(0, 300) };
   }
-  if (!response.ok) throw errorFrom(response.status, parsed);
+  if (!response.ok) {
+    // An expired or ended session: let the shell send the user to the sign-in page.
+    if (response.status === 401 && !path.startsWith('/auth/') && path !== '/api/v1/me') {
+      window.dispatchEvent(new Event('bzrk:signed-out'));
+    }
+    throw errorFrom(response.status, parsed);
+  }
   return parsed as T;
 }
 
@@ -132,6 +138,7 @@ export async function streamQuery(
     signal,
   });
   if (!response.ok || !response.body) {
+    if (response.status === 401) window.dispatchEvent(new Event('bzrk:signed-out'));
     const text = await response.text();
     let parsed: any = null;
     try {

@@ -111,4 +111,10 @@ async function route(): Promise<void> {
 }
 
 window.addEventListener('popstate', () => void route());
+window.addEventListener('bzrk:signed-out', () => {
+  if (!current) return;
+  current = null;
+  explore = null;
+  void route();
+});
 void route();
