@@ -28,7 +28,9 @@ const browser = await chromium.launch({
 const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
 const page = await context.newPage();
 page.setDefaultTimeout(STEP_TIMEOUT);
-page.on('dialog', (dialog) => dialog.accept());
+// confirm() is accepted; prompt() answers come from this queue (query library: name, folder).
+const promptAnswers = [];
+page.on('dialog', (dialog) => dialog.accept(dialog.type() === 'prompt' ? promptAnswers.shift() ?? '' : undefined));
 const consoleErrors = [];
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
@@ -144,7 +146,7 @@ try {
   const multi = await runAndWatch('print a = 1; print b = "x"');
   check(multi.state === 'done', `multi-table query ended in ${multi.state}`);
   report.multi_tabs = await page.locator('.tabs .tab').allTextContents();
-  check(report.multi_tabs.length >= 2 && report.multi_tabs[0] === 'PrimaryResult', `tabs: ${report.multi_tabs}`);
+  check(report.multi_tabs.join() === 'PrimaryResult,Table_1', `tabs: ${report.multi_tabs}`);
   await page.click('.tabs .tab >> nth=-1');
   report.second_tab_cell = await page.textContent('.pane:not([hidden]) .grid-row .grid-cell:nth-child(2)');
   check(report.second_tab_cell === 'x', `second table shows ${report.second_tab_cell}`);
@@ -158,6 +160,18 @@ try {
   report.tabs = await page.locator('.tabs .tab').allTextContents();
   await page.waitForTimeout(500);
   await shot('04-timechart');
+
+  // 3b. run history and the query library (save the chart query into a folder, find it again)
+  await page.click('.sidebar-tabs button[data-mode=history]');
+  await page.waitForSelector('.history-item');
+  report.history_items = await page.locator('.history-item').count();
+  check(report.history_items >= 4, `history shows ${report.history_items} runs`);
+  promptAnswers.push('service kinds', 'ui-test/charts');
+  await page.click('button:has-text("Save…")');
+  await page.click('.sidebar-tabs button[data-mode=library]');
+  await page.waitForSelector('.sidebar-body .folder:has-text("ui-test/charts")');
+  report.library_entry = await page.textContent('.sidebar-body .field-name:has-text("service kinds")');
+  await shot('04b-history-library');
 
   // 4. an error, its span highlighted in the editor
   const failed = await runAndWatch('default\n| where timestamp > ago(1h)\n| summarize count() by bogus_fn(body)');

@@ -78,7 +78,9 @@ export function chartOptions(vis: Visualization, columns: GridColumn[], rows: un
     }
     for (const y of ys) {
       const base = columns[y].name;
-      const name = splitBy >= 0 ? (ys.length > 1 ? `${row[splitBy]}:${base}` : String(row[splitBy] ?? '')) : base;
+      // KQL has no null string: an empty split value is a real group, so give it a visible name.
+      const group = splitBy >= 0 ? String(row[splitBy] ?? '') || '(empty)' : '';
+      const name = splitBy >= 0 ? (ys.length > 1 ? `${group}:${base}` : group) : base;
       if (!seriesData.has(name)) {
         if (seriesData.size >= MAX_SERIES) continue;
         seriesData.set(name, []);

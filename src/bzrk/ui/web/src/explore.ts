@@ -312,7 +312,7 @@ export class ExplorePage {
             ),
           );
         }
-        tree.appendChild(h('li', {}, h('div.folder', {}, `📁 ${folder || '(root)'}`), items));
+        tree.appendChild(h('li', {}, h('div.folder', {}, `▾ ${folder || '(root)'}`), items));
       }
       if (!answer.queries.length) tree.appendChild(h('li.muted', {}, 'Nothing saved yet: use Save… above the editor.'));
       this.sidebarBody.appendChild(tree);
