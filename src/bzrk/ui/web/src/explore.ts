@@ -123,6 +123,13 @@ export class ExplorePage {
     const initial = sessionStorage.getItem('bzrk.query') || DEFAULT_QUERY;
     this.editor = new KqlEditor(editorHost, initial, () => void this.run(), isDark() ? 'dark' : 'light');
     this.onRange();
+    // Ctrl/Cmd+Enter runs from anywhere on the page (Monaco handles it inside the editor).
+    this.element.addEventListener('keydown', (e) => {
+      if ((e.ctrlKey || e.metaKey) && e.key === 'Enter' && !(e.target as HTMLElement).closest('.monaco-editor')) {
+        e.preventDefault();
+        void this.run();
+      }
+    });
     void this.loadDatabases();
     this.showSidebar('schema');
   }
