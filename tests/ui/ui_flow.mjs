@@ -206,6 +206,25 @@ try {
   await page.waitForFunction((n) => !document.querySelector(`tr[data-sp="${n}"]`), name);
   await shot('07-service-principal-revoked');
 
+  // 5b. an ingest token for a table (shown once, then revoked) and a user with a generated password
+  const ingestName = `ui-ingest-${Date.now()}`;
+  await page.fill('input[aria-label="Ingest token name"]', ingestName);
+  await page.click('#ingest-title ~ form button[type=submit]');
+  await page.waitForSelector('#ingest-title ~ [data-testid=secret] .secret-value');
+  report.ingest_token_prefix = (await page.textContent('#ingest-title ~ [data-testid=secret] .secret-value')).trim().slice(0, 8);
+  check(report.ingest_token_prefix.startsWith('ing_'), `ingest token shown is ${report.ingest_token_prefix}`);
+  await page.click(`tr:has(td:text-is("${ingestName}")) button.danger`);
+  await page.waitForFunction((n) => ![...document.querySelectorAll('td')].some((td) => td.textContent === n), ingestName);
+  const userName = `ui-user-${Date.now()}`;
+  await page.fill('input[aria-label="Username"]', userName);
+  await page.click('#users-title ~ form button[type=submit]');
+  await page.waitForSelector('#users-title ~ [data-testid=secret] .secret-value');
+  const generated = (await page.textContent('#users-title ~ [data-testid=secret] .secret-value')).trim();
+  const login = await fetch(`${gateway}/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: userName, password: generated }) });
+  report.new_user_login_status = login.status;
+  check(login.status === 200, `the new user cannot sign in: ${login.status}`);
+  await shot('07b-ingest-token-and-user');
+
   // 6. light theme and sign-out
   await page.click('button[aria-label="Toggle theme"]');
   await page.click('nav a[href="/explore"]');
