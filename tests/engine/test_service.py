@@ -255,3 +255,10 @@ def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:
     events = asyncio.run(collect())
     assert isinstance(events[-1], Error) and events[-1].code == "DatabaseNotFound"
     assert "'nope'" in events[-1].message
+
+
+def test_fork_results_do_not_leak_into_later_queries(env: dict[str, Any]) -> None:
+    forked = run(env["service"], query="range x from 1 to 3 step 1 | fork (count) (take 1)")
+    assert len([e for e in forked if isinstance(e, TableSchema)]) == 2
+    after = run(env["service"], query="print v = 1")
+    assert [e.table for e in after if isinstance(e, TableSchema)] == ["PrimaryResult"]
