@@ -115,6 +115,12 @@ def test_grafana_health_check_and_unknown_database(creds: dict[str, Any]) -> Non
         headers=headers,
     )
     assert health.status_code == 200, health.text
+    echoed = httpx.post(
+        creds["gateway"] + "/v1/rest/mgmt",
+        json={"db": "", "csl": ".show version"},
+        headers={**headers, "x-ms-client-request-id": "KGC.raw;e2e-123"},
+    )
+    assert echoed.headers["x-ms-client-request-id"] == "KGC.raw;e2e-123"
     missing = httpx.post(
         creds["gateway"] + "/v2/rest/query",
         json={"db": "nope", "csl": "print 1"},
