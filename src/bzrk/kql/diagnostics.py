@@ -104,7 +104,8 @@ class KqlError(Exception):
 
 
 def _quote(text: str, limit: int = 60) -> str:
-    text = text.replace("\n", " ")
+    # lone surrogates (from undecodable input) must not make the message unencodable
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\n", " ")
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return f"'{text}'"

@@ -117,6 +117,8 @@ def parse_timespan(text: str) -> int | None:
         neg, num, unit = m.groups()
         per = TIMESPAN_UNITS.get(unit.lower() if unit else "d")
         if per is not None:
+            if len(num) > 30:
+                raise bad_literal(text[:40], "timespan")
             ticks = round(float(num) * per) if "." in num else int(num) * per
             if abs(ticks) > _MAX_TICKS:
                 raise bad_literal(text, "timespan")
@@ -137,6 +139,10 @@ def parse_guid(text: str) -> str | None:
 
 
 def parse_int(text: str) -> int | float:
+    if len(text) > 40:  # far beyond int64; also avoids Python's int-from-str digit limit
+        if text[:2] in ("0x", "0X"):
+            raise bad_literal(text[:40], "long")
+        return float(text)
     value = int(text, 16) if text[:2] in ("0x", "0X") else int(text)
     if value > 2**63 - 1:
         return float(value)  # Kusto reads out-of-range integer literals as real

@@ -52,6 +52,7 @@ BINARY_PRECEDENCE: dict[str, int] = {
     "*": 6,
     "/": 6,
     "%": 6,
+    ":": 3,
 }
 LIST_OPS = frozenset({"in", "!in", "in~", "!in~", "has_any", "has_all", "has_any_cs", "has_all_cs"})
 _WORD_OPS = (
@@ -74,6 +75,8 @@ def parse(text: str) -> s.Query:
         return Parser(text).parse_query()
     except KqlError as err:
         raise err.locate(source) from None
+    except RecursionError:  # a safety net: MAX_DEPTH normally stops first
+        raise too_deep().at(Span(0, len(text))).locate(source) from None
 
 
 class Parser:
@@ -84,6 +87,7 @@ class Parser:
             raise too_long(len(self.tokens), MAX_TOKENS).at(Span(0, len(text)))
         self.pos = 0
         self.depth = 0
+        self.in_search = False
 
     # --- token helpers -------------------------------------------------------------------
 
@@ -422,6 +426,8 @@ class Parser:
         if t.kind == Kind.OP:
             if t.text in BINARY_PRECEDENCE:
                 return t.text, 1
+            if t.text == ":" and self.in_search:  # `search body:"timeout"` (column-scoped term)
+                return ":", 1
             return None, 0
         if t.kind == Kind.BANG_WORD:
             word = t.text.lower()
@@ -896,16 +902,22 @@ class Parser:
             self.advance()
 
 
+_MAX_TICKS = 3_155_378_975_999_999_999  # the span of datetime(0001..9999)
+
+
 def _timespan_token_ticks(t: Token) -> int:
     raw = t.text
     i = len(raw)
     while i > 0 and raw[i - 1].isalpha():
         i -= 1
     num, unit = raw[:i], raw[i:]
-    per = TIMESPAN_UNITS[unit.lower()] if unit.lower() in TIMESPAN_UNITS else TIMESPAN_UNITS[unit]
-    if "." in num or "e" in num.lower():
-        return round(float(num) * per)
-    return int(num) * per
+    per = TIMESPAN_UNITS[unit.lower()]
+    if len(num) > 30:
+        raise bad_literal(raw[:40], "timespan").at(t.span)
+    ticks = round(float(num) * per) if ("." in num or "e" in num.lower()) else int(num) * per
+    if abs(ticks) > _MAX_TICKS:
+        raise bad_literal(raw, "timespan").at(t.span)
+    return ticks
 
 
 # The operator parse methods live in parser_operators.py (kept apart for size); they register

@@ -407,10 +407,12 @@ def _parse_evaluate(p: Parser) -> s.QueryOperator:
     schema: list[s.ColumnDecl] = []
     if p.accept_op(":"):
         p.expect_op("(")
-        p.accept_op("*")
-        p.accept_op(",")
         while not p.at_op(")"):
-            schema.append(p.parse_column_decl())
+            if p.at_op("*"):
+                star = p.advance()
+                schema.append(s.ColumnDecl(star.span, "*", ""))
+            else:
+                schema.append(p.parse_column_decl())
             if not p.accept_op(","):
                 break
         p.expect_op(")")
@@ -451,7 +453,11 @@ def _parse_search(p: Parser) -> s.QueryOperator:
     if p.at_word("in") and p.peek().text == "(":
         p.advance()
         tables = _parse_table_list(p)
-    predicate = p.parse_expr()
+    p.in_search = True
+    try:
+        predicate = p.parse_expr()
+    finally:
+        p.in_search = False
     return s.Search(p.span_from(start), params, tables, predicate)
 
 

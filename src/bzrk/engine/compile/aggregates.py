@@ -150,14 +150,20 @@ def _make_list_with_nulls(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(_json_list(T("groupArray(ifNull({0}, 'null'))", to_json(a[0]))), "dynamic")
 
 
+def _set_items(x: Typed) -> S.Expr:
+    # make_set of arrays collects their elements.
+    if x.type == "dynamic":
+        return T(
+            "arrayFlatten(groupArray(if(isNull({0}), emptyArrayString(), "
+            "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))))",
+            _skip_null_json(x),
+        )
+    return T("groupArray({0})", _skip_null_json(x))
+
+
 def _make_set(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(
-        _json_list(
-            T(
-                "arraySlice(arrayDistinct(groupArray({0})), 1, " + _limit(a, 1) + ")",
-                _skip_null_json(a[0]),
-            )
-        ),
+        _json_list(T("arraySlice(arrayDistinct({0}), 1, " + _limit(a, 1) + ")", _set_items(a[0]))),
         "dynamic",
     )
 
@@ -198,12 +204,8 @@ def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
 
 def _count(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    if not a:
-        return Typed(T("toInt64(count())"), "long")
-    x = a[0]
-    if x.type == "string":
-        return Typed(T("toInt64(countIf({0} != ''))", x.sql), "long")
-    return Typed(T("toInt64(count({0}))", x.sql), "long")
+    # Kusto's count(x) counts rows, nulls included (verified against the emulator).
+    return Typed(T("toInt64(count())"), "long")
 
 
 def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:

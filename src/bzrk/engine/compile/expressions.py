@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.typed import (
     NUMERIC_RANK,
     T,
@@ -213,8 +213,9 @@ class ExprCompiler:
                     "long" if result == "long" else "int",
                 )
             if op == "%":
+                # Kusto's % is never negative: -14 % 12 == 10 and 14 % -12 == 2.
                 return Typed(
-                    T("if({1} = 0, NULL, (({0} % {1}) + {1}) % {1})", a.sql, b.sql), result
+                    T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), result
                 )
             cast = "toInt64" if result == "long" else "toInt32"
             return Typed(T(cast + "({0})", S.BinOp(op, a.sql, b.sql)), result)
@@ -601,17 +602,17 @@ class ExprCompiler:
         unit = _const_string(part) or ""
         if unit in _DATE_PARTS:
             fname, _ = _DATE_PARTS[unit]
-            return Typed(T("toInt32(" + fname + "({0}))", dt.sql), "int")
+            return Typed(T("toInt64(" + fname + "({0}))", dt.sql), "long")
         if unit == "millisecond":
             return Typed(
-                T("toInt32(intDiv(positiveModulo({0}, 10000000), 10000))", ticks(dt.sql)), "int"
+                T("toInt64(intDiv(positiveModulo({0}, 10000000), 10000))", ticks(dt.sql)), "long"
             )
         if unit == "microsecond":
             return Typed(
-                T("toInt32(intDiv(positiveModulo({0}, 10000000), 10))", ticks(dt.sql)), "int"
+                T("toInt64(intDiv(positiveModulo({0}, 10000000), 10))", ticks(dt.sql)), "long"
             )
         if unit == "nanosecond":
-            return Typed(T("toInt32(positiveModulo({0}, 10000000) * 100)", ticks(dt.sql)), "int")
+            return Typed(T("toInt64(positiveModulo({0}, 10000000) * 100)", ticks(dt.sql)), "long")
         raise ValueError(f"datetime_part {unit}")
 
     def start_of(self, unit: str, args: list[Typed]) -> Typed:
@@ -670,13 +671,13 @@ class ExprCompiler:
         )
 
     def format_datetime(self, dt: Typed, fmt: Typed) -> Typed:
-        pattern = _const_string(fmt)
+        pattern = _const_string(fmt, lower=False)
         if pattern is None:
             raise ValueError("format_datetime needs a constant format")
         return Typed(_format_datetime_sql(dt.sql, pattern), "string")
 
     def format_timespan(self, ts: Typed, fmt: Typed) -> Typed:
-        pattern = _const_string(fmt)
+        pattern = _const_string(fmt, lower=False)
         if pattern is None:
             raise ValueError("format_timespan needs a constant format")
         return Typed(_format_timespan_sql(ts.sql, pattern), "string")
@@ -735,8 +736,8 @@ class ExprCompiler:
         # First bag wins on duplicate keys.
         return Typed(
             T(
-                "concat('{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
-                "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, arrayEnumerate({0}))), ','), '}')",
+                "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
+                "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, arrayEnumerate({0}))), ','), '}}')",
                 pairs,
             ),
             "dynamic",
@@ -802,9 +803,9 @@ def _is_null_literal(value: Typed) -> bool:
     )
 
 
-def _const_string(value: Typed) -> str | None:
+def _const_string(value: Typed, *, lower: bool = True) -> str | None:
     if isinstance(value.sql, S.Lit) and isinstance(value.sql.value, str):
-        return value.sql.value.lower() if len(value.sql.value) < 20 else value.sql.value
+        return value.sql.value.lower() if lower else value.sql.value
     return None
 
 
@@ -980,8 +981,50 @@ def _typed_default(c: ExprCompiler, node: K.Call) -> Typed:
     raise unsupported(node, f"'{node.name}' is not supported")
 
 
+def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
+    compile_tabular = c.scope.lets.get("$tabular")
+    if compile_tabular is None or not node.args:
+        raise unsupported(node, "toscalar needs a tabular argument")
+    try:
+        relation = compile_tabular(node.args[0])
+    except CompileError:
+        return c.compile(node.args[0])
+    name, kql_type = relation.columns[0]
+    query = S.Select(columns=[(S.Col(name), None)], from_=relation.source(), limit=lit(1))
+    return Typed(S.ScalarSubquery(query), kql_type)
+
+
+def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions import FUNCTIONS
+
+    skip_nulls = (
+        bool(node.args) and isinstance(node.args[0], K.Literal) and node.args[0].value is True
+    )
+    args: list[Typed] = []
+    pairs = []
+    for name, value in c.scope.columns.items():
+        if name.startswith("__"):
+            continue
+        pairs.append((name, value))
+    for name, value in pairs:
+        args += [Typed(lit(name), "string"), value]
+    bag = FUNCTIONS["bag_pack"](c, args, node)
+    if skip_nulls:
+        return Typed(
+            T(
+                "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
+                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+                bag.sql,
+            ),
+            "dynamic",
+        )
+    return bag
+
+
 _SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "column_ifexists": _column_ifexists,
+    "toscalar": _toscalar,
+    "pack_all": _pack_all,
 }
 _WINDOW_FUNCTIONS = frozenset(
     {"prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min"}

@@ -89,7 +89,7 @@ reg("url_encode url_encode_component", fn("encodeURLComponent({0})", "string", "
 reg("url_decode", fn("decodeURLComponent({0})", "string", "s"))
 reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", "string", "s"))
 reg("base64_decode_tostring base64_decodestring", fn("tryBase64Decode({0})", "string", "s"))
-reg("strcmp", fn("if({0} < {1}, -1, if({0} > {1}, 1, 0))", "int", "s"))
+reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", "long", "s"))
 reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", "bool", "s"))
 reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
 reg(
@@ -463,7 +463,7 @@ reg("atan2", fn("atan2({0}, {1})", "real", "r"))
 reg("cot", fn("1 / tan({0})", "real", "r"))
 reg("degrees", fn("degrees({0})", "real", "r"))
 reg("radians", fn("radians({0})", "real", "r"))
-reg("sign", fn("sign({0})", same()))
+reg("sign", fn("toFloat64(sign({0}))", "real", "r"))
 reg("isnan", fn("isNaN({0})", "bool", "r"))
 reg("isinf", fn("isInfinite({0})", "bool", "r"))
 reg("isfinite", fn("isFinite({0})", "bool", "r"))
@@ -492,10 +492,7 @@ reg("round", _round)
 
 
 def _ceiling(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    x = args[0]
-    if x.type in ("int", "long"):
-        return x
-    return Typed(T("ceil({0})", cast_to(x, "real").sql), "real")
+    return Typed(T("ceil({0})", cast_to(args[0], "real").sql), "real")
 
 
 reg("ceiling", _ceiling)
@@ -592,16 +589,16 @@ reg("datetime_diff", lambda c, a, n: c.datetime_diff(a[0], a[1], a[2]))
 reg("datetime_part", lambda c, a, n: c.datetime_part(a[0], a[1]))
 
 
-def _dt_fn(template: str, result: str = "int") -> Builder:
+def _dt_fn(template: str, result: str = "long") -> Builder:
     return fn(template, result)
 
 
-reg("getyear", _dt_fn("toInt32(toYear({0}))"))
-reg("getmonth monthofyear", _dt_fn("toInt32(toMonth({0}))"))
-reg("dayofmonth", _dt_fn("toInt32(toDayOfMonth({0}))"))
-reg("dayofyear", _dt_fn("toInt32(toDayOfYear({0}))"))
-reg("hourofday", _dt_fn("toInt32(toHour({0}))"))
-reg("week_of_year", _dt_fn("toInt32(toISOWeek({0}))"))
+reg("getyear", _dt_fn("toInt64(toYear({0}))"))
+reg("getmonth monthofyear", _dt_fn("toInt64(toMonth({0}))"))
+reg("dayofmonth", _dt_fn("toInt64(toDayOfMonth({0}))"))
+reg("dayofyear", _dt_fn("toInt64(toDayOfYear({0}))"))
+reg("hourofday", _dt_fn("toInt64(toHour({0}))"))
+reg("week_of_year", _dt_fn("toInt64(toISOWeek({0}))"))
 reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)", "timespan"))
 reg("startofday", lambda c, a, n: c.start_of("day", a))
 reg("startofweek", lambda c, a, n: c.start_of("week", a))
@@ -686,7 +683,7 @@ def _bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
             )
         )
     arr = S.Func("array", parts) if parts else T("emptyArrayString()")
-    return Typed(T("concat('{', arrayStringConcat({0}, ','), '}')", arr), "dynamic")
+    return Typed(T("concat('{{', arrayStringConcat({0}, ','), '}}')", arr), "dynamic")
 
 
 reg("pack_array", _pack_array)
@@ -830,9 +827,9 @@ reg(
     "bag_remove_keys",
     lambda c, a, n: Typed(
         T(
-            "concat('{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
+            "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
             + _DYN_TEXT_K
-            + ", JSONExtractArrayRaw({1})), kv.1), JSONExtractKeysAndValuesRaw({0}))), ','), '}')",
+            + ", JSONExtractArrayRaw({1})), kv.1), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
             a[0].sql,
             a[1].sql,
         ),
@@ -902,3 +899,317 @@ def lookup(name: str) -> Builder | None:
 
 
 __all__ = ["FUNCTIONS", "Builder", "bin_value", "dynamic_string", "lookup"]
+
+
+# --- arrays from ranges, bags from columns, code points ---------------------------------------
+
+
+def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    start, stop = args[0], args[1]
+    step = args[2] if len(args) > 2 else None
+    if start.type == "datetime":
+        step_sql = step.sql if step is not None else S.Lit(TICKS_PER_DAY)
+        items = T(
+            "arrayMap(i -> reinterpret(toInt64(reinterpretAsInt64({0}) + i * {2}), 'DateTime64(7, \\'UTC\\')'), "
+            "range(0, toUInt64(greatest(0, intDiv(reinterpretAsInt64({1}) - reinterpretAsInt64({0}), {2}) + 1))))",
+            start.sql,
+            stop.sql,
+            step_sql,
+        )
+        text = T(
+            "concat('[', arrayStringConcat(arrayMap(d -> concat('\"', formatDateTime(d, '%Y-%m-%dT%H:%i:%S'), '.', "
+            "leftPad(toString(positiveModulo(reinterpretAsInt64(d), 10000000)), 7, '0'), 'Z\"'), {0}), ','), ']')",
+            items,
+        )
+        return Typed(text, "dynamic")
+    kinds = {a.type for a in args}
+    if kinds <= {"int", "long", "timespan"}:
+        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(1)
+        items = T(
+            "arrayMap(i -> toInt64({0} + i * {2}), range(0, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))))",
+            cast_to(start, "long").sql,
+            cast_to(stop, "long").sql,
+            step_sql,
+        )
+        if start.type == "timespan":
+            return Typed(T("toJSONString(arrayMap(t -> " + _TS_JSON + ", {0}))", items), "dynamic")
+        return Typed(T("toJSONString({0})", items), "dynamic")
+    step_sql = cast_to(step, "real").sql if step is not None else S.Lit(1.0)
+    items = T(
+        "arrayMap(i -> {0} + i * {2}, range(0, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))))",
+        cast_to(start, "real").sql,
+        cast_to(stop, "real").sql,
+        step_sql,
+    )
+    return Typed(T("toJSONString({0})", items), "dynamic")
+
+
+_TS_JSON = "toString(t)"
+reg("range", _range_array)
+
+
+def _bag_zip(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    return Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayFilter(x -> x != '', arrayMap(i -> if(JSONType(arrayElement(JSONExtractArrayRaw({0}), i)) = 'String', "
+            "concat(arrayElement(JSONExtractArrayRaw({0}), i), ':', ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null')), ''), "
+            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}')",
+            args[0].sql,
+            args[1].sql,
+        ),
+        "dynamic",
+    )
+
+
+reg("bag_zip", _bag_zip)
+
+
+def _codepoints_to_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    if len(args) == 1 and args[0].type == "dynamic":
+        points = T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", args[0].sql)
+    else:
+        points = S.Func("array", [T("toUInt32({0})", cast_to(a, "long").sql) for a in args])
+    return (
+        Typed(T("arrayStringConcat(arrayMap(p -> char(p), {0}))", points), "string")
+        if False
+        else Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
+    )
+
+
+# char() emits single bytes; build the UTF-8 encoding of each code point by hand.
+_UTF8_CHAR = (
+    "multiIf(p < 128, char(p), p < 2048, char(192 + intDiv(p, 64), 128 + p % 64), "
+    "p < 65536, char(224 + intDiv(p, 4096), 128 + intDiv(p, 64) % 64, 128 + p % 64), "
+    "char(240 + intDiv(p, 262144), 128 + intDiv(p, 4096) % 64, 128 + intDiv(p, 64) % 64, 128 + p % 64))"
+)
+reg("unicode_codepoints_to_string", _codepoints_to_string)
+
+
+def _strrep(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    s = to_string(args[0])
+    n = cast_to(args[1], "long").sql
+    delim = to_string(args[2]) if len(args) > 2 else S.Lit("")
+    return Typed(
+        T(
+            "arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), {2})",
+            s,
+            n,
+            delim,
+        ),
+        "string",
+    )
+
+
+reg("strrep", _strrep)
+
+
+def _tohex(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    digits = "lower(hex(toInt64({0})))" if x.type != "int" else "lower(hex(toInt32({0})))"
+    text = T("if(isNull({0}), '', replaceRegexpOne(" + digits + ", '^0+(.)', '\\\\1'))", x.sql)
+    if len(args) > 1:
+        return Typed(
+            T(
+                "leftPad({0}, toUInt64(greatest(length({0}), {1})), '0')",
+                text,
+                cast_to(args[1], "long").sql,
+            ),
+            "string",
+        )
+    return Typed(text, "string")
+
+
+reg("tohex", _tohex)
+
+
+def _toguid(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    if x.type == "guid":
+        return x
+    text = to_string(x)
+    hexed = T("replaceAll(trimBoth({0}), '-', '')", text)
+    return Typed(
+        T(
+            "if(match({0}, '^[0-9a-fA-F]{{32}}$'), toUUIDOrNull(concat(substring({0}, 1, 8), '-', substring({0}, 9, 4), '-', "
+            "substring({0}, 13, 4), '-', substring({0}, 17, 4), '-', substring({0}, 21, 12))), NULL)",
+            hexed,
+        ),
+        "guid",
+    )
+
+
+reg("toguid", _toguid)
+
+# --- IPv4 ------------------------------------------------------------------------------------
+
+
+def _cidr(prefix: S.Expr) -> S.Expr:
+    return T("if(position({0}, '/') > 0, {0}, concat({0}, '/32'))", prefix)
+
+
+def _ip_address(ip: S.Expr) -> S.Expr:
+    return T("splitByChar('/', {0})[1]", ip)
+
+
+reg(
+    "ipv4_is_in_range",
+    lambda c, a, n: Typed(
+        T("isIPAddressInRange({0}, {1})", _ip_address(to_string(a[0])), _cidr(to_string(a[1]))),
+        "bool",
+    ),
+)
+reg(
+    "ipv4_is_in_any_range",
+    lambda c, a, n: Typed(
+        T(
+            "arrayExists(r -> isIPAddressInRange({0}, if(position(r, '/') > 0, r, concat(r, '/32'))), {1})",
+            _ip_address(to_string(a[0])),
+            T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
+            if a[1].type == "dynamic" and len(a) == 2
+            else S.Func("array", [to_string(x) for x in a[1:]]),
+        ),
+        "bool",
+    ),
+)
+
+
+def _ipv4_num(ip: S.Expr) -> S.Expr:
+    return T("toInt64(IPv4StringToNumOrNull(splitByChar('/', {0})[1]))", ip)
+
+
+def _ipv4_masked(ip: S.Expr, bits: S.Expr | None = None) -> S.Expr:
+    mask_bits = T("if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32)", ip)
+    if bits is not None:
+        mask_bits = T("least({0}, toInt64({1}))", mask_bits, bits)
+    return T(
+        "bitAnd({0}, bitShiftLeft(toInt64(4294967295), 32 - {1}) % 4294967296)",
+        _ipv4_num(ip),
+        mask_bits,
+    )
+
+
+reg("parse_ipv4", lambda c, a, n: Typed(_ipv4_masked(to_string(a[0])), "long"))
+reg(
+    "parse_ipv4_mask",
+    lambda c, a, n: Typed(_ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql), "long"),
+)
+reg(
+    "ipv4_compare",
+    lambda c, a, n: Typed(
+        T(
+            "toInt64(sign({0} - {1}))",
+            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+        ),
+        "long",
+    ),
+)
+reg(
+    "ipv4_is_match",
+    lambda c, a, n: Typed(
+        T(
+            "({0} = {1})",
+            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+        ),
+        "bool",
+    ),
+)
+reg(
+    "ipv4_netmask_suffix",
+    lambda c, a, n: Typed(
+        T(
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, NULL, toInt64(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32)))",
+            to_string(a[0]),
+        ),
+        "long",
+    ),
+)
+reg(
+    "format_ipv4",
+    lambda c, a, n: Typed(
+        T(
+            "ifNull(IPv4NumToString(toUInt32({0})), '')",
+            _ipv4_masked(to_string(a[0])) if a[0].type == "string" else cast_to(a[0], "long").sql,
+        ),
+        "string",
+    ),
+)
+
+_IP_BOUNDARY_BEFORE = "(^|[^0-9A-Za-z.])"
+_IP_BOUNDARY_AFTER = "($|[^0-9A-Za-z.])"
+
+
+def _ip_regex_escape(x: S.Expr) -> S.Expr:
+    return T("replaceAll({0}, '.', '\\\\.')", x)
+
+
+def _has_ipv4(prefix: bool) -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        source = to_string(args[0])
+        needles: list[S.Expr] = []
+        for a in args[1:]:
+            if a.type == "dynamic":
+                return Typed(
+                    T(
+                        "arrayExists(ip -> match({0}, concat('"
+                        + _IP_BOUNDARY_BEFORE
+                        + "', replaceAll(ip, '.', '\\\\.'), "
+                        + (
+                            "if(endsWith(ip, '.'), '', '" + _IP_BOUNDARY_AFTER + "')"
+                            if prefix
+                            else "'" + _IP_BOUNDARY_AFTER + "'"
+                        )
+                        + ")), arrayMap(x -> "
+                        + _DYN_TEXT_X
+                        + ", JSONExtractArrayRaw({1})))",
+                        source,
+                        a.sql,
+                    ),
+                    "bool",
+                )
+            needles.append(to_string(a))
+        parts = []
+        for needle in needles:
+            after = (
+                T("if(endsWith({0}, '.'), '', '" + _IP_BOUNDARY_AFTER + "')", needle)
+                if prefix
+                else S.Lit(_IP_BOUNDARY_AFTER)
+            )
+            parts.append(
+                T(
+                    "match({0}, concat('" + _IP_BOUNDARY_BEFORE + "', {1}, {2}))",
+                    source,
+                    _ip_regex_escape(needle),
+                    after,
+                )
+            )
+        expr = parts[0]
+        for p in parts[1:]:
+            expr = S.BinOp("OR", expr, p)
+        return Typed(expr, "bool")
+
+    return build
+
+
+reg("has_ipv4 has_any_ipv4", _has_ipv4(False))
+reg("has_ipv4_prefix has_any_ipv4_prefix", _has_ipv4(True))
+
+
+def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    text = to_string(args[0])
+    return Typed(
+        T(
+            "arrayFold((acc, p) -> replaceAll(acc, p.1, p.2), arrayZip(arrayMap(x -> "
+            + _DYN_TEXT_X
+            + ", JSONExtractArrayRaw({1})), "
+            "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({2}))), {0})",
+            text,
+            args[1].sql,
+            args[2].sql,
+        ),
+        "string",
+    )
+
+
+reg("replace_strings", _replace_strings)

@@ -17,6 +17,7 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
+from bzrk.engine.compile.parsing import op_parse, op_parse_kv
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -724,7 +725,19 @@ def _arg_extreme(
     for name, value in extra:
         name = _unique(name, used)
         used.add(name)
-        columns.append((T(fname + "If({0}, {1}, isNotNull({1}))", value.sql, key_sql), name))
+        # Rows with a null key never win; when every key is null Kusto still returns a row.
+        columns.append(
+            (
+                T(
+                    "if(countIf(isNotNull({1})) > 0, "
+                    + fname
+                    + "If({0}, {1}, isNotNull({1})), any({0}))",
+                    value.sql,
+                    key_sql,
+                ),
+                name,
+            )
+        )
         out.append((name, value.type))
 
 
@@ -876,56 +889,57 @@ def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relat
 
 
 def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relation:
-    inputs = ([relation] if relation is not None else []) + [qc.tabular(t) for t in op.tables]
+    labelled: list[tuple[Relation, str]] = []
+    if relation is not None:
+        labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
+    for index, table in enumerate(op.tables):
+        rel = qc.tabular(table)
+        label = (
+            qc._result_names.get(rel.name)
+            or _expr_name(table)
+            or f"union_arg{index + len(labelled)}"
+        )
+        labelled.append((rel, label))
     params = {p.name: p.value for p in op.params}
     inner = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "inner"
-    source_col = (
-        params["withsource"].name if isinstance(params.get("withsource"), K.NameRef) else None
-    )
-    names: list[str] = []
-    types: dict[str, str] = {}
-    for rel in inputs:
+    withsource = params.get("withsource")
+    source_col = withsource.name if isinstance(withsource, K.NameRef) else None
+    # A name whose type differs between inputs becomes one column per type: x_long, x_int.
+    seen_types: dict[str, list[str]] = {}
+    for rel, _ in labelled:
         for n, t in rel.columns:
-            if n not in types:
-                names.append(n)
-                types[n] = t
-            elif types[n] != t:
-                types[n] = "dynamic" if "dynamic" in (t, types[n]) else types[n]
+            seen_types.setdefault(n, [])
+            if t not in seen_types[n]:
+                seen_types[n].append(t)
+    out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
+    used: set[str] = {source_col} if source_col else set()
+    for rel, _ in labelled:
+        for n, t in rel.columns:
+            split = len(seen_types[n]) > 1
+            if any(src == n and typ == t for _, src, typ in out_names) or (
+                not split and any(src == n for _, src, _t in out_names)
+            ):
+                continue
+            name = _unique(f"{n}_{t}" if split else n, used)
+            used.add(name)
+            out_names.append((name, n, t))
     if inner:
-        names = [n for n in names if all(n in dict(r.columns) for r in inputs)]
+        out_names = [o for o in out_names if all(o[1] in dict(r.columns) for r, _ in labelled)]
     queries: list[S.Query] = []
-    for i, rel in enumerate(inputs):
+    for rel, label in labelled:
         have = dict(rel.columns)
         cols: list[tuple[S.Expr, str]] = []
         if source_col:
-            label = (
-                op.tables[i - (1 if relation is not None else 0)]
-                if (relation is None or i > 0)
-                else None
-            )
-            cols.append(
-                (
-                    lit(_expr_name(label) if label is not None else "")
-                    if label is not None
-                    else lit(""),
-                    source_col,
-                )
-            )
-        for n in names:
-            if n in have:
-                value = Typed(S.Col(n), have[n])
-                cols.append((cast_to(value, types[n]).sql, n))
+            cols.append((lit(label), source_col))
+        for name, src, typ in out_names:
+            if have.get(src) == typ:
+                cols.append((S.Col(src), name))
             else:
                 cols.append(
-                    (
-                        S.Cast(lit(None), clickhouse_type(types[n]))
-                        if types[n] != "string"
-                        else lit(""),
-                        n,
-                    )
+                    (S.Cast(lit(None), clickhouse_type(typ)) if typ != "string" else lit(""), name)
                 )
         queries.append(S.Select(columns=cols, from_=rel.source()))
-    out = ([(source_col, "string")] if source_col else []) + [(n, types[n]) for n in names]
+    out = ([(source_col, "string")] if source_col else []) + [(n, t) for n, _, t in out_names]
     return qc._new_cte(S.UnionAll(queries), out)
 
 
@@ -1136,10 +1150,7 @@ def _values_relation(
     structure = ", ".join(f"{S.quote_identifier(n)} {clickhouse_type(t)}" for n, t in out)
     tuples = [
         T(
-            "("
-            + ", ".join(f"{{{i}}}" for i in range(len(row)))
-            + ("," if len(row) == 1 else "")
-            + ")",
+            "(" + ", ".join(f"{{{i}}}" for i in range(len(row))) + ")",
             *[v.sql for v in row],
         )
         for row in rows
@@ -1262,6 +1273,8 @@ _OPERATORS: dict[type, Callable[..., Relation]] = {
     K.GetSchema: op_getschema,
     K.Fork: op_fork,
     K.Invoke: op_invoke,
+    K.Parse: op_parse,
+    K.ParseKv: op_parse_kv,
 }
 
 _SOURCE_OPERATORS: dict[type, Callable[..., Relation]] = {

@@ -7,6 +7,7 @@ into a scalar type, with KQL's rules (no null string, .NET spellings, ticks).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bzrk.engine import sql as S
@@ -22,8 +23,12 @@ class Typed:
     type: str
 
 
+_NULLABLE_JSON_ARG = re.compile(r"(JSONExtract(?:ArrayRaw|KeysAndValuesRaw|Keys))\((\{\d+\})\)")
+
+
 def T(text: str, *args: S.Expr) -> S.Template:
-    return S.Template(text, list(args))
+    """A template node; JSON array extractors get a non-null argument (arrays cannot be null)."""
+    return S.Template(_NULLABLE_JSON_ARG.sub(r"\1(ifNull(\2, ''))", text), list(args))
 
 
 def lit(value: object) -> S.Lit:
@@ -76,10 +81,11 @@ def cast_to(value: Typed, kql_type: str) -> Typed:
 
 # --- KQL's string form -----------------------------------------------------------------------
 
+# Kusto prints datetimes with all seven fraction digits (`reverse(datetime)` and datetimes
+# inside dynamic values show `2017-10-15T12:00:00.0000000Z` in the emulator).
 _DATETIME_TEXT = (
-    "if(isNull({0}), '', concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), "
-    "if(positiveModulo(reinterpretAsInt64({0}), 10000000) = 0, '', "
-    "concat('.', leftPad(toString(positiveModulo(reinterpretAsInt64({0}), 10000000)), 7, '0'))), 'Z'))"
+    "if(isNull({0}), '', concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), '.', "
+    "leftPad(toString(positiveModulo(reinterpretAsInt64({0}), 10000000)), 7, '0'), 'Z'))"
 )
 _TIMESPAN_TEXT = (
     "if(isNull({0}), '', concat(if({0} < 0, '-', ''), "

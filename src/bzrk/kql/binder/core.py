@@ -13,7 +13,13 @@ from typing import Union
 
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.bound import BoundQuery, CallInfo
-from bzrk.kql.binder.typing_rules import arithmetic_type, choose_signature, return_type
+from bzrk.kql.binder.typing_rules import (
+    arithmetic_type,
+    choose_signature,
+    first_mismatch,
+    promoted,
+    return_type,
+)
 from bzrk.kql.catalog import AGGREGATES, FUNCTIONS
 from bzrk.kql.diagnostics import (
     KqlError,
@@ -165,7 +171,7 @@ class Binder:
         return UNKNOWN
 
     def _typeof(self, e: s.TypeOf, ctx: Ctx) -> Value:
-        return e.type if not e.type.startswith("(") else DYNAMIC
+        return "type"  # a type literal: only meaningful as an argument (extract, mv-apply, ...)
 
     def _paren(self, e: s.Paren, ctx: Ctx) -> Value:
         return self.bind(e.expr, ctx)
@@ -269,10 +275,25 @@ class Binder:
         return LONG if t in ("int", BOOL) else t
 
     def _binary(self, e: s.Binary, ctx: Ctx) -> Value:
-        # long `a or b or c ...` chains are left-nested: bind iteratively to bound recursion
+        # long `a or b or c ...` chains are left-nested: walk the left spine iteratively so the
+        # recursion depth does not grow with the chain length
+        spine = [e]
+        node: s.Expr = e.left
+        while isinstance(node, s.Binary):
+            spine.append(node)
+            node = node.left
+        left = self.scalar(node, ctx)
+        result: str = left
+        for b in reversed(spine):
+            right = self.scalar(b.right, ctx)
+            result = self._binary_type(b, left, right)
+            if b is not e:
+                self.bound.types[b] = result
+            left = result
+        return result
+
+    def _binary_type(self, e: s.Binary, left: str, right: str) -> str:
         op = e.op
-        left = self.scalar(e.left, ctx)
-        right = self.scalar(e.right, ctx)
         if op in ("+", "-", "*", "/", "%"):
             result = arithmetic_type(op, left, right)
             if result is None:
@@ -370,7 +391,20 @@ class Binder:
         sig = choose_signature(fn, arg_types)
         if sig is None:
             raise wrong_argument_count(name, len(e.args), fn.min_args, fn.max_args).at(e.span)
-        result = _custom_return(fn.name, arg_types, kind) or return_type(fn, sig, arg_types)
+        mismatch = first_mismatch(sig, arg_types) if kind == "scalar" else None
+        if mismatch is not None:
+            i, param = mismatch
+            raise type_mismatch(
+                f"Argument '{param.name}' of {name}()",
+                " or ".join(param.types) or param.type_kind.lower(),
+                arg_types[i],
+            ).at(e.args[i].span)
+        # a `typeof(t)` argument stands for the type it names when it decides the result type
+        value_types = [
+            a.type if isinstance(a, s.TypeOf) and not a.type.startswith("(") else t
+            for a, t in zip(e.args, arg_types, strict=False)
+        ]
+        result = _custom_return(fn.name, value_types, kind) or return_type(fn, sig, value_types)
         self.bound.calls[e] = CallInfo(kind, fn, sig, result)
         return result
 
@@ -437,24 +471,13 @@ def _is_tabular_syntax(expr: s.Expr) -> bool:
 def _custom_return(name: str, args: list[str], kind: str) -> str | None:
     """Return types Kusto computes in code rather than declares."""
     if kind == "aggregate":
-        if name in (
-            "percentile",
-            "percentiles",
-            "take_any",
-            "any",
-            "arg_max",
-            "arg_min",
-            "anyif",
-            "take_anyif",
-        ):
-            return args[0] if args else UNKNOWN
-        if name in ("percentilew", "percentilesw"):
+        if name in ("percentile", "percentiles", "percentilew", "percentilesw"):
+            return promoted(args[0]) if args else UNKNOWN
+        if name in ("take_any", "any", "arg_max", "arg_min", "anyif", "take_anyif"):
             return args[0] if args else UNKNOWN
         return None
     if name in ("pack", "bag_pack", "pack_array", "pack_dictionary"):
         return DYNAMIC
-    if name == "toscalar":
-        return None
     return None
 
 

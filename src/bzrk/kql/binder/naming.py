@@ -16,7 +16,7 @@ def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
     if isinstance(expr, s.NameRef):
         return expr.name
     if isinstance(expr, s.Paren):
-        return None
+        return expression_name(expr.expr, aggregate)
     if isinstance(expr, s.Member):
         if isinstance(expr.target, s.NameRef) and expr.target.name in ("$left", "$right"):
             return expr.name
@@ -25,9 +25,22 @@ def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
     if isinstance(expr, s.Index):
         base = expression_name(expr.target)
         idx = expr.index
-        if base and isinstance(idx, s.Literal) and isinstance(idx.value, str):
+        if (
+            base
+            and isinstance(idx, s.Literal)
+            and isinstance(idx.value, str | int)
+            and not isinstance(idx.value, bool)
+        ):
             return f"{base}_{idx.value}"
         return None
+    if (
+        isinstance(expr, s.Call)
+        and expr.target is None
+        and expr.name in _ARRAY_PREFIX
+        and aggregate
+    ):
+        base = _arg_name(expr.args[0]) if expr.args else None
+        return f"{_ARRAY_PREFIX[expr.name]}_{base or ''}"
     if isinstance(expr, s.Call) and expr.target is None:
         fn: FunctionSymbol | None = None
         if aggregate:
@@ -38,6 +51,9 @@ def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
             return None
         return call_name(fn, expr.args)
     return None
+
+
+_ARRAY_PREFIX = {"percentiles_array": "percentiles", "percentilesw_array": "percentiles"}
 
 
 def _arg_name(arg: s.Expr) -> str | None:
@@ -56,9 +72,9 @@ def call_name(fn: FunctionSymbol, args: tuple[s.Expr, ...]) -> str | None:
     if kind == "FirstArgumentValueIfColumn":
         return first
     if kind == "NameAndFirstArgument":
-        return f"{fn.name}_{first}" if first else fn.name
+        return f"{fn.name}_{first or ''}"
     if kind == "NameAndOnlyArgument":
-        return f"{fn.name}_{first}" if first and len(args) == 1 else fn.name
+        return f"{fn.name}_{first or ''}" if len(args) <= 1 else f"{fn.name}_"
     if kind == "PrefixAndFirstArgument":
         return f"{fn.result_prefix}_{first or ''}"
     if kind == "PrefixAndOnlyArgument":

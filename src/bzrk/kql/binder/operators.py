@@ -13,7 +13,8 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.core import Binder, Ctx
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
-from bzrk.kql.catalog import PLUGINS
+from bzrk.kql.binder.typing_rules import widest
+from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import duplicate_column, unknown_name, unknown_plugin
 from bzrk.kql.symbols import (
     BOOL,
@@ -259,7 +260,13 @@ def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
             cols.append(Column(name, ts[0]))
         else:
             cols.extend(Column(f"{name}_{t}", t) for t in ts)
-    return cols
+    taken: set[str] = set()
+    unique = []
+    for c in cols:
+        n = unique_name(c.name, taken)
+        taken.add(n)
+        unique.append(Column(n, c.type))
+    return unique
 
 
 def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
@@ -319,8 +326,15 @@ def _mv_expand(b: Binder, op: s.MvExpand, input: TableSchema) -> TableSchema:
 
 
 def _mv_apply(b: Binder, op: s.MvApply, input: TableSchema) -> TableSchema:
+    # the subquery runs over each row's expanded sub-table; its output columns are appended to
+    # the original row (replacing same-named ones), the expanded items themselves are not kept
     expanded = _mv_expand_cols(b, op, input)
-    return b.tabular(op.subquery, Ctx(row=expanded))
+    sub = b.tabular(op.subquery, Ctx(row=expanded))
+    items = {b.bound.names[i.item][0] for i in op.items}
+    kept = TableSchema(
+        tuple(c for c in input.columns if c.name not in items), input.raw, input.opaque
+    )
+    return _merge_extend(kept, list(sub.columns))
 
 
 def _parse(b: Binder, op: s.Parse, input: TableSchema) -> TableSchema:
@@ -378,7 +392,7 @@ def _getschema(b: Binder, op: s.GetSchema, input: TableSchema) -> TableSchema:
 def _evaluate(b: Binder, op: s.Evaluate, input: TableSchema) -> TableSchema:
     from bzrk.kql.binder.plugins import bind_plugin
 
-    plugin = PLUGINS.get(op.plugin.name)
+    plugin = PLUGINS.get(op.plugin.name) or EXTRA_PLUGINS.get(op.plugin.name)
     if plugin is None:
         raise unknown_plugin(op.plugin.name).at(op.plugin.span)
     return bind_plugin(b, op, plugin, input)
@@ -394,13 +408,30 @@ def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
     if b.bound.inputs.get(op) is EMPTY_SCHEMA:
         schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
             t.schema for db in b.globals.databases for t in db.tables
-        ]
+        ] + _views_in_scope(b)
         merged = _union_schemas(schemas, "outer") if schemas else []
         row = TableSchema(tuple(merged), True, any(sc.opaque for sc in schemas))
         b.scalar(op.predicate, Ctx(row=row))
         return TableSchema((Column("$table", STRING), *merged), row.raw, row.opaque)
     b.scalar(op.predicate, Ctx(row=input))
     return input
+
+
+def _views_in_scope(b: Binder) -> list[TableSchema]:
+    from bzrk.kql.symbols import UserFunctionSymbol
+
+    out = []
+    for scope in b.scopes:
+        for sym in scope.values():
+            if (
+                isinstance(sym, UserFunctionSymbol)
+                and sym.declaration.is_view
+                and not sym.declaration.params
+            ):
+                v = b.invoke_user(sym, (), sym.declaration, Ctx(), None)
+                if isinstance(v, TableSchema):
+                    out.append(v)
+    return out
 
 
 def _find(b: Binder, op: s.Find, input: TableSchema) -> TableSchema:
@@ -430,19 +461,19 @@ def _fork(b: Binder, op: s.Fork, input: TableSchema) -> TableSchema:
 
 
 def _partition(b: Binder, op: s.Partition, input: TableSchema) -> TableSchema:
-    b.scalar(op.by, Ctx(row=input))
+    key = b.scalar(op.by, Ctx(row=input))
     if isinstance(op.subquery, s.Pipeline) and isinstance(op.subquery.source, s.Star):
         return b.tabular(op.subquery, Ctx(row=input))
-    b.scalars_input = input  # type: ignore[attr-defined]
+    # `{ query }` form: the key column's name stands for the partition (a one-column table,
+    # read with toscalar(key)); the query does not see the input rows directly
     b.scopes.append({})
     try:
+        if isinstance(op.by, s.NameRef):
+            key_schema = TableSchema((Column(op.by.name, key),))
+            b.declare(op.by.name, VariableSymbol(op.by.name, None, key_schema, None, "parameter"))
         if isinstance(op.subquery, s.Lambda):
-            return (
-                TableSchema((), opaque=True)
-                if not op.subquery.body
-                else _bind_block(b, op.subquery, input)
-            )
-        return b.tabular(op.subquery, Ctx(row=input))
+            return _bind_block(b, op.subquery, input)
+        return b.tabular(op.subquery, Ctx())
     finally:
         b.scopes.pop()
 
@@ -520,10 +551,10 @@ def _print(b: Binder, op: s.Print, input: TableSchema) -> TableSchema:
 
 def _range(b: Binder, op: s.Range, input: TableSchema) -> TableSchema:
     t = b.scalar(op.start, Ctx())
-    b.scalar(op.end, Ctx())
-    b.scalar(op.step, Ctx())
-    if t == INT:
-        t = LONG
+    end = b.scalar(op.end, Ctx())
+    step = b.scalar(op.step, Ctx())
+    if t in (INT, LONG, REAL, "decimal"):
+        t = widest([t, *(x for x in (end, step) if x in (INT, LONG, REAL, "decimal"))])
     return TableSchema((Column(op.name, t),))
 
 

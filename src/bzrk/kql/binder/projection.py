@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.naming import expression_name, unique_name
+from bzrk.kql.binder.typing_rules import promoted
+from bzrk.kql.catalog import TUPLE_RESULTS
+from bzrk.kql.diagnostics import duplicate_column
 from bzrk.kql.symbols import DYNAMIC, LONG, UNKNOWN, Column, TableSchema
 
 if TYPE_CHECKING:
@@ -42,18 +45,24 @@ def bind_items(
             continue
         value = b.bind(item.expr, ctx)
         t = value if isinstance(value, str) else DYNAMIC
-        if item.names:
+        tuple_cols = _tuple_columns(b, item)
+        if tuple_cols is not None:
+            names, types = tuple(n for n, _ in tuple_cols), [ty for _, ty in tuple_cols]
+        elif item.names:
             names = item.names
             types = [t] + [DYNAMIC] * (len(names) - 1) if len(names) > 1 else [t]
         else:
-            name = expression_name(item.expr)
+            # `print` never derives names from expressions: unnamed items are print_<index>
+            name = None if mode == "print" else expression_name(item.expr)
             if name is None:
                 name = f"print_{i}" if mode == "print" else _next_column(taken | produced, counter)
-            elif mode != "extend" or name in produced:
+            elif mode not in ("extend", "project"):
                 name = unique_name(name, produced)
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
         for n, ty in zip(names, types, strict=False):
+            if n in produced and mode == "project":
+                raise duplicate_column(n).at(item.span)
             if n in produced and mode != "extend":
                 n = unique_name(n, produced)
             produced.add(n)
@@ -61,8 +70,62 @@ def bind_items(
     return cols
 
 
+def _tuple_columns(b: Binder, item: s.NamedExpr) -> list[tuple[str, str]] | None:
+    expr = item.expr
+    if not isinstance(expr, s.Call) or expr.target is not None:
+        return None
+    if expr.name in ("array_sort_asc", "array_sort_desc") and b.bound.calls.get(expr) is not None:
+        if item.names:
+            return [(n, DYNAMIC) for n in item.names]
+        arrays = [a for a in expr.args if b.bound.types.get(a) == DYNAMIC]
+        if len(arrays) < 2:
+            return None
+        return [(f"{expression_name(a) or 'array'}_sorted", DYNAMIC) for a in arrays]
+    if expr.name not in TUPLE_RESULTS:
+        return None
+    info = b.bound.calls.get(expr)
+    if info is None or info.kind != "scalar":
+        return None
+    suffixes = TUPLE_RESULTS[expr.name]
+    if expr.name in ("array_sort_asc", "array_sort_desc"):
+        sorted_cols = [
+            (f"{expression_name(a) or 'array'}_sorted", DYNAMIC)
+            for a in expr.args
+            if not isinstance(a, s.Literal)
+        ]
+        if item.names:
+            return [(n, DYNAMIC) for n in item.names]
+        return sorted_cols or None
+    if len(item.names) > 1:
+        cols = [
+            (n, suffixes[i][1] if i < len(suffixes) else DYNAMIC) for i, n in enumerate(item.names)
+        ]
+        return cols
+    if item.names:  # a single name renames the first column only
+        arg = expression_name(expr.args[0]) if expr.args else None
+        base = f"{expr.name}_{arg}" if arg else expr.name
+        return [(item.names[0], suffixes[0][1])] + [
+            (f"{base}_{suffix}", t) for suffix, t in suffixes[1:]
+        ]
+    else:
+        arg = expression_name(expr.args[0]) if expr.args else None
+        base = f"{expr.name}_{arg}" if arg else expr.name
+    return [(f"{base}_{suffix}", t) for suffix, t in suffixes]
+
+
 _MULTI = frozenset(
-    {"arg_max", "arg_min", "take_any", "any", "percentiles", "percentilesw", "take_anyif", "anyif"}
+    {
+        "arg_max",
+        "arg_min",
+        "take_any",
+        "any",
+        "percentiles",
+        "percentilesw",
+        "take_anyif",
+        "anyif",
+        "percentile",
+        "percentilew",
+    }
 )
 
 
@@ -121,10 +184,14 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
     def arg_type(a: s.Expr) -> str:
         return b.bound.types.get(a, UNKNOWN)
 
-    if name in ("percentiles", "percentilesw"):
+    if name in ("take_any", "any") and len(args) == 1 and not isinstance(args[0], s.Star):
+        base = expression_name(args[0])
+        n = (base if name == "take_any" else f"any_{base}") if base else f"{name}_"
+        return [Column(n, arg_type(args[0]))]
+    if name in ("percentiles", "percentilesw", "percentile", "percentilew"):
         base = expression_name(args[0]) or ""
-        first = 2 if name == "percentilesw" else 1
-        t = arg_type(args[0])
+        first = 2 if name in ("percentilesw", "percentilew") else 1
+        t = promoted(arg_type(args[0]))
         return [Column(f"percentile_{base}_{_percent_suffix(a)}", t) for a in args[first:]]
     if name in ("arg_max", "arg_min"):
         first_name = expression_name(args[0]) or ("max_" if name == "arg_max" else "min_")

@@ -67,6 +67,8 @@ def _matches(param: Parameter, arg: str) -> int:
     """2 exact, 1 acceptable with conversion, 0 rejected."""
     if arg == UNKNOWN:
         return 1
+    if arg == "type":
+        return 2 if param.arg_kind == "Constant" or "type" in param.types else 0
     kind = param.type_kind
     if kind == "Declared":
         if arg in param.types:
@@ -108,7 +110,7 @@ def _matches(param: Parameter, arg: str) -> int:
 def choose_signature(fn: FunctionSymbol, args: list[str]) -> Signature | None:
     """The best-matching overload for the argument types, or None if the count fits none."""
     best: Signature | None = None
-    best_score = -1
+    best_score = -(10**9)
     n = len(args)
     for sig in fn.signatures:
         if not sig.accepts_count(n):
@@ -126,6 +128,20 @@ def choose_signature(fn: FunctionSymbol, args: list[str]) -> Signature | None:
         if score > best_score:
             best, best_score = sig, score
     return best
+
+
+def first_mismatch(sig: Signature, args: list[str]) -> tuple[int, Parameter] | None:
+    """The first argument a declared scalar parameter cannot take (strings for numbers, ...)."""
+    for i, (p, a) in enumerate(zip(sig.param_for(len(args)), args, strict=False)):
+        if p.type_kind == "Declared" and p.types and _matches(p, a) == 0 and a in _STRICT:
+            return i, p
+    return None
+
+
+# Argument types whose mismatch with a declared parameter is reported (others convert).
+_STRICT = frozenset(
+    {"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}
+)
 
 
 def return_type(fn: FunctionSymbol, sig: Signature, args: list[str]) -> str:
