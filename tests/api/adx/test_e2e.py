@@ -159,19 +159,28 @@ def test_python_sdk_every_type_and_errors(creds: dict[str, Any]) -> None:
     assert row["ts"].total_seconds() == 90_001.5
     assert row["g"] == "123e27de-1e4e-49d9-b579-fe0b331d3642"
     assert row["dyn"] == {"a": [1, 2]}
-    rows = client.execute_query("default", "default | take 5").primary_results[0]
+    recent = "default | where timestamp > ago(2d)"
+    rows = client.execute_query("default", f"{recent} | take 5").primary_results[0]
     assert len(list(rows)) == 5  # demo data is ingested
-    streamed = client.execute_streaming_query("default", "default | take 3")
+    streamed = client.execute_streaming_query("default", f"{recent} | take 3")
     assert sum(len(list(t)) for t in streamed.iter_primary_results()) == 3
     with pytest.raises(KustoApiError) as info:
         client.execute_query("default", "NoSuchTable | take 1")
     assert "NoSuchTable" in str(info.value)
+    # Berserk semantics: a table scan needs a time bound (an in-query one, for Kusto clients)
+    with pytest.raises(KustoApiError) as info:
+        client.execute_query("default", "default | take 1")
+    assert "time bound" in str(info.value)
+    assert info.value.http_response.json()["code"] == "MissingTimeFilter"
 
 
 def test_js_client_query_through_gateway(creds: dict[str, Any]) -> None:
     _require_engine(creds)
     report = run_js_client(
-        creds["gateway"], creds["token"], "default", {"v2": {"csl": "default | take 2"}}
+        creds["gateway"],
+        creds["token"],
+        "default",
+        {"v2": {"csl": "default | where timestamp > ago(2d) | take 2"}},
     )
     assert report["v2"]["ok"], report["v2"]
     assert len(report["v2"]["value"]["primary"][0]["rows"]) == 2
