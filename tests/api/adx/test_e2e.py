@@ -6,6 +6,7 @@ While the gateway does not forward the REST endpoints yet, or the engine answers
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -276,3 +277,47 @@ def test_million_row_progressive_stream_through_the_gateway(tmp_path: Any) -> No
         assert b'"RowCount":1000000' in tail
         assert tail.rstrip().endswith(b'"HasErrors":false,"Cancelled":false}\n]')
         assert growth < 1024  # the engine holds a snapshot's rows; the encoder holds a chunk
+
+
+def test_grafana_time_series_query_on_demo_data(creds: dict[str, Any]) -> None:
+    """The plugin's v1 data query, macros expanded to datetime literals, on the demo data."""
+    _require_engine(creds)
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    start = (now - timedelta(hours=6)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    end = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    csl = (
+        f"default\n| where timestamp >= datetime({start}) and timestamp <= datetime({end})\n"
+        "| summarize n = count() by bin(timestamp, 1h)\n| order by timestamp asc"
+    )
+    response = httpx.post(
+        creds["gateway"] + "/v1/rest/query",
+        content=json.dumps(
+            {
+                "db": "default",
+                "csl": csl,
+                "querySource": "visual",
+                "properties": {"options": {"servertimeout": "00:00:30"}},
+            }
+        ),
+        headers={
+            "Authorization": f"Bearer {creds['token']}",
+            "Content-Type": "application/json",
+            "x-ms-app": "Grafana-ADX",
+            "x-ms-client-request-id": "KGC.visual;0a1b2c3d",
+        },
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text[:2000]
+    payload = response.json()
+    assert not payload.get("Exceptions")
+    table = payload["Tables"][0]
+    assert [(c["ColumnName"], c["ColumnType"]) for c in table["Columns"]] == [
+        ("timestamp", "datetime"),
+        ("n", "long"),
+    ]
+    assert table["Rows"], "the demo data covers the last 24 h"
+    for timestamp, count in table["Rows"]:
+        datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        assert type(count) is int and count > 0
