@@ -29,7 +29,7 @@ ROWS = 24_000  # over three days ending now: ~333 rows an hour
 def _rows(now_ns: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(ROWS):
-        ts = now_ns - int((i + 0.5) * (72 * HOUR_NS) / ROWS)
+        ts = now_ns - int((i + 0.5) * (70 * HOUR_NS) / ROWS)  # inside "3d ago" for a while
         service = SERVICES[i % len(SERVICES)]
         severity = "ERROR" if i % 10 == 0 else "INFO"
         rows.append(
