@@ -44,6 +44,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -276,6 +277,7 @@ class QueryService(QueryExecutor):
     def _plan(self, request: QueryRequest) -> _Plan:
         from bzrk.kql.diagnostics import KqlError
         from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
 
         now = timewindow.now_ticks()
         try:
@@ -317,7 +319,13 @@ class QueryService(QueryExecutor):
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
             compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
@@ -330,7 +338,7 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop)
+        compiled, limits = self._limit(compiled, shape, stop, request.limits.max_rows)
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -340,7 +348,11 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
 
     def _limit(
-        self, compiled: CompiledQuery, shape: QueryShape, stop: StopPredicate | None
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
@@ -348,7 +360,7 @@ class QueryService(QueryExecutor):
         limits: dict[str, tuple[int, str]] = {}
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
-            cap = self.limits.max_result_rows
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
             if statement is not None and not statement.limited:
