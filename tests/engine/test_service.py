@@ -287,3 +287,18 @@ def test_requested_row_limit_caps_results(env: dict[str, Any]) -> None:
     assert len(snapshots(events)[-1]) == 10
     meta = [e for e in events if isinstance(e, Metadata)][-1]
     assert [w.kind for w in meta.warnings] == ["ResultTruncated"]
+
+
+def test_bin_progress_for_summarize_by_bin(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | summarize count() by bin(timestamp, 1h)", since="2d ago"
+    )
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert all(p.bin_progress is not None for p in progress)
+    first, last = progress[0].bin_progress, progress[-1].bin_progress
+    assert first is not None and last is not None
+    assert last.bin_span == 3600 * 10**9
+    assert last.overall_total in (48, 49) and len(last.completion_percentages) == last.overall_total
+    assert set(last.completion_percentages) == {100}
+    assert first.overall_done < last.overall_done
+    assert first.completion_percentages[-1] > 0  # newest bins complete first

@@ -34,6 +34,7 @@ from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolve
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
     PRIMARY_RESULT,
+    BinProgress,
     Done,
     Error,
     Event,
@@ -443,8 +444,9 @@ class QueryService(QueryExecutor):
             iteration = str(uuid.uuid4())
             for event in _snapshot_events(snapshot, iteration, compiled):
                 yield event
-            yield _progress(
-                scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+            yield replace(
+                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
+                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
             )
             if stop is not None and snapshot.tables:
                 _, columns, rows = _primary(snapshot)
@@ -663,6 +665,35 @@ def _progress(
         slices_done=done,
         slices_total=total,
     )
+
+
+MAX_PROGRESS_BINS = 10_000
+
+
+def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
+    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
+    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
+    if span is None or not done.bounded or not full.bounded:
+        return None
+    assert (
+        full.start is not None
+        and full.end is not None
+        and done.start is not None
+        and done.end is not None
+    )
+    first = full.start - full.start % span
+    count = -(-(full.end - first) // span)
+    if count <= 0 or count > MAX_PROGRESS_BINS:
+        return None
+    percentages = bytearray()
+    for n in range(count):
+        low, high = first + n * span, first + (n + 1) * span
+        low_in, high_in = max(low, full.start), min(high, full.end)
+        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
+        width = max(high_in - low_in, 1)
+        percentages.append(min(100, round(100 * overlap / width)))
+    done_bins = sum(1 for p in percentages if p == 100)
+    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:
