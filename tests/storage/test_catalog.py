@@ -106,7 +106,7 @@ def test_discover_fields(catalog: StorageCatalog) -> None:
             "ingest_time": now,
             "body": f"line {i}",
             "severity_text": "INFO",
-            "resource": json.dumps({"service.name": "api"}),
+            "resource": json.dumps({"service.name": "api"} if i < 30 else {"host.name": "h"}),
             "attributes": json.dumps(
                 {"http.route": f"/r{i % 3}", "status": 200 + i % 2}
                 if i % 2
@@ -125,6 +125,7 @@ def test_discover_fields(catalog: StorageCatalog) -> None:
     assert fields["attributes.status"].frequency == 0.5
     assert fields["attributes.mixed"].type == "dynamic"
     assert fields["resource.service.name"].samples == ("api",)
+    assert fields["resource.service.name"].frequency == 0.75  # absent, not "", in 10 rows
     assert "span_name" not in fields and "metric_name" not in fields
     only = catalog.discover_fields("default", "default", name_filter="ROUTE")
     assert [f.path for f in only] == ["attributes.http.route"]
