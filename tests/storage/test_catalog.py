@@ -96,6 +96,9 @@ def test_resolve_by_name_and_id(catalog: StorageCatalog) -> None:
     by_name = catalog.resolve("default", "default")
     assert catalog.resolve(db.id, table.id) == by_name
     assert by_name.qualified_name == f"`{catalog.naming.prefix}default`.`default`"
+    assert (by_name.ch_database, by_name.ch_table) == (f"{catalog.naming.prefix}default", "default")
+    assert by_name.columns[0] == ("timestamp", "datetime")
+    assert by_name.columns[-1] == ("$raw", "dynamic")
 
 
 def test_discover_fields(catalog: StorageCatalog) -> None:

@@ -49,6 +49,9 @@ class ResolvedTable:
     name: str  # bzrk table name
     qualified_name: str  # ClickHouse ``FROM`` target, quoted
     retention_days: int | None
+    ch_database: str = ""  # the ClickHouse database, unquoted
+    ch_table: str = ""  # the ClickHouse table, unquoted
+    columns: tuple[tuple[str, str], ...] = ()  # (name, KQL type), ``$raw`` last
 
 
 def _layout(row: TableRow) -> TableLayout:
@@ -178,6 +181,9 @@ class StorageCatalog:
             row.name,
             self.naming.qualified(row.database, row.name),
             row.retention_days,
+            self.naming.database(row.database),
+            row.name,
+            tuple((c.name, c.kql_type) for c in COLUMNS),
         )
         with self._lock:
             self._resolved[key] = (now, resolved)
