@@ -124,6 +124,12 @@ async def read_body(request: Request, max_bytes: int, *, snappy_body: bool = Fal
     raise UnsupportedMediaType(f"unsupported Content-Encoding '{encoding}' (use gzip or none)")
 
 
+def declared_length(request: Request) -> int:
+    """The Content-Length a request declares (0 when absent or malformed)."""
+    value = request.headers.get("content-length", "")
+    return int(value) if value.isdigit() else 0
+
+
 def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
@@ -197,8 +203,11 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
                     f"use {PROTOBUF} or {JSON}"
                 )
             token = await pipeline.tokens.resolve(request.headers.get("authorization"))
-            body = await read_body(request, pipeline.max_body_bytes)
-            async with pipeline.admission.admit(len(body) * 2):
+            async with pipeline.admission.hold(
+                min(declared_length(request), pipeline.max_body_bytes)
+            ) as hold:
+                body = await read_body(request, pipeline.max_body_bytes)
+                hold.grow_to(len(body) * 2)
                 message = decode_otlp(signal, body, content_type)
                 mapped = signal.mapper(message)
                 outcome = await pipeline.write(token, mapped, signal.name)
@@ -249,8 +258,11 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
         content_type = media_type(request)
         try:
             token = await pipeline.tokens.resolve(request.headers.get("authorization"))
-            body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
-            async with pipeline.admission.admit(len(body) * 4):
+            async with pipeline.admission.hold(
+                min(declared_length(request), pipeline.max_body_bytes)
+            ) as hold:
+                body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
+                hold.grow_to(len(body) * 4)
                 if content_type == JSON:
                     streams = loki.decode_json(body)
                 elif content_type in ("application/x-protobuf", ""):

@@ -73,25 +73,55 @@ class TokenCache:
 
 
 class Admission:
-    """A budget of bytes in flight; past it requests are refused (429), not buffered."""
+    """A budget of bytes in flight; past it requests are refused (429), not buffered.
+
+    A request holds a :class:`Hold` from before its body is read (sized by Content-Length)
+    until it is answered, and grows it as the decoded body turns out larger. A request alone
+    is always admitted, so one body under the size limit can never be refused forever.
+    """
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
         self.inflight_bytes = 0
         self.rejections = 0
 
-    @contextlib.asynccontextmanager
-    async def admit(self, nbytes: int) -> AsyncIterator[None]:
-        if self.inflight_bytes + nbytes > self.limit_bytes and self.inflight_bytes > 0:
+    def _take(self, nbytes: int, held: int) -> None:
+        others = self.inflight_bytes - held
+        if nbytes > 0 and others > 0 and self.inflight_bytes + nbytes > self.limit_bytes:
             self.rejections += 1
             raise Overloaded(
                 f"ingest is at its in-flight budget ({self.limit_bytes} bytes); retry later"
             )
         self.inflight_bytes += nbytes
+
+    @contextlib.asynccontextmanager
+    async def hold(self, initial_bytes: int = 0) -> AsyncIterator[Hold]:
+        hold = Hold(self)
+        hold.grow_to(initial_bytes)
         try:
-            yield
+            yield hold
         finally:
-            self.inflight_bytes -= nbytes
+            self.inflight_bytes -= hold.bytes
+
+    @contextlib.asynccontextmanager
+    async def admit(self, nbytes: int) -> AsyncIterator[None]:
+        async with self.hold(nbytes):
+            yield
+
+
+class Hold:
+    """One request's share of the in-flight budget."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+        self.bytes = 0
+
+    def grow_to(self, nbytes: int) -> None:
+        """Hold at least ``nbytes``; :class:`Overloaded` if the budget cannot cover it."""
+        extra = nbytes - self.bytes
+        if extra > 0:
+            self._admission._take(extra, self.bytes)
+            self.bytes += extra
 
 
 class IngestPipeline:
