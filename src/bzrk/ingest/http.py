@@ -172,11 +172,15 @@ def decode_otlp(signal: Signal, body: bytes, content_type: str) -> Message:
         raise BadRequest(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
-    _hex_ids_to_base64(document)
+    except RecursionError as exc:
+        raise BadRequest("invalid JSON: nested too deeply") from exc
     try:
+        _hex_ids_to_base64(document)
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except (json_format.ParseError, binascii.Error, ValueError) as exc:
         raise BadRequest(f"invalid OTLP JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise BadRequest("invalid OTLP JSON: nested too deeply") from exc
     return message
 
 
