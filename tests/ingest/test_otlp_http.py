@@ -358,3 +358,22 @@ async def test_loki_labels_route_and_metadata(catalog, ingest_app, ingest_token)
         "trace_id": "t1",
     }
     assert query(catalog, "SELECT body FROM {t}") == [{"body": "plain"}]
+
+
+async def test_prometheus_counters(catalog, ingest_app, ingest_token) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    written = sample("bzrk_ingest_records_total", signal="logs", outcome="written")
+    invalid = sample("bzrk_ingest_invalid_requests_total", signal="logs")
+    async with client(ingest_app) as http:
+        ok = await http.post(
+            "/v1/logs", content=logs_request().SerializeToString(), headers=_headers(ingest_token)
+        )
+        bad = await http.post("/v1/logs", content=b"\xff\xff", headers=_headers(ingest_token))
+    assert (ok.status_code, bad.status_code) == (200, 400)
+    assert sample("bzrk_ingest_records_total", signal="logs", outcome="written") == written + 1
+    assert sample("bzrk_ingest_invalid_requests_total", signal="logs") == invalid + 1
+    assert sample("bzrk_ingest_batch_inputs_count") >= 1

@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bzrk.ingest import loki, otlp
+from bzrk.ingest import loki, metrics, otlp
 from bzrk.ingest.errors import (
     BadRequest,
     IngestError,
@@ -216,6 +216,8 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
                 mapped = signal.mapper(message)
                 outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels(signal.name).inc()
             return error_response(exc, content_type)
         return Response(
             encode(success_response(signal, outcome), content_type), 200, media_type=content_type
@@ -278,10 +280,13 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
                         "application/x-protobuf (snappy) or application/json"
                     )
                 mapped = loki.map_streams(streams)
-                await pipeline.write(token, mapped, "log lines")
+                await pipeline.write(token, mapped, "loki")
         except loki.LokiDecodeError as exc:
+            metrics.INVALID_REQUESTS.labels("loki").inc()
             return _loki_error(BadRequest(str(exc)))
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels("loki").inc()
             return _loki_error(exc)
         return Response(status_code=204)
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from bzrk.auth.accounts import IngestTokenInfo, resolve_ingest_token
+from bzrk.ingest import metrics
 from bzrk.ingest.batcher import Batching, TableBatcher
 from bzrk.ingest.errors import BadRequest, Overloaded, Unauthenticated, Unavailable
 from bzrk.ingest.otlp import Mapped
@@ -82,6 +83,7 @@ class Admission:
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
+        metrics.INFLIGHT_BYTES_LIMIT.set(limit_bytes)
         self.inflight_bytes = 0
         self.rejections = 0
 
@@ -89,10 +91,12 @@ class Admission:
         others = self.inflight_bytes - held
         if nbytes > 0 and others > 0 and self.inflight_bytes + nbytes > self.limit_bytes:
             self.rejections += 1
+            metrics.QUEUE_REJECTIONS.inc()
             raise Overloaded(
                 f"ingest is at its in-flight budget ({self.limit_bytes} bytes); retry later"
             )
         self.inflight_bytes += nbytes
+        metrics.INFLIGHT_BYTES.set(self.inflight_bytes)
 
     @contextlib.asynccontextmanager
     async def hold(self, initial_bytes: int = 0) -> AsyncIterator[Hold]:
@@ -102,6 +106,7 @@ class Admission:
             yield hold
         finally:
             self.inflight_bytes -= hold.bytes
+            metrics.INFLIGHT_BYTES.set(self.inflight_bytes)
 
     @contextlib.asynccontextmanager
     async def admit(self, nbytes: int) -> AsyncIterator[None]:
@@ -145,7 +150,13 @@ class IngestPipeline:
         self.rows_written = 0
 
     def _write(self, qualified_table: str, rows: list[Row]) -> int:
-        written = write_rows(self.catalog.backend, qualified_table, rows)
+        with metrics.BATCH_FLUSH_SECONDS.time():
+            try:
+                written = write_rows(self.catalog.backend, qualified_table, rows)
+            except Exception:
+                metrics.WRITE_FAILURES.inc()
+                raise
+        metrics.BATCH_ROWS.observe(written)
         self.rows_written += written
         return written
 
@@ -178,13 +189,16 @@ class IngestPipeline:
             except BadRequest as exc:
                 mapped.reject(len(rows), exc.message)
         accepted = sum(len(rows) for _, rows in targets)
+        if mapped.rejected:
+            metrics.RECORDS.labels(signal, "rejected").inc(mapped.rejected)
         if accepted == 0 and mapped.rejected:
-            raise BadRequest(f"no {signal} accepted: {mapped.error_message()}")
+            raise BadRequest(f"nothing accepted ({signal}): {mapped.error_message()}")
         try:
             await asyncio.gather(*(self._batcher(q).submit(rows) for q, rows in targets))
         except Exception as exc:
             log.error("ingest write failed: %s", exc)
             raise Unavailable(f"storage is unavailable, nothing acknowledged: {exc}") from exc
+        metrics.RECORDS.labels(signal, "written").inc(accepted)
         return Outcome(accepted, mapped.rejected, mapped.error_message())
 
     async def close(self) -> None:
