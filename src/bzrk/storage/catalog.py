@@ -22,7 +22,6 @@ from bzrk.storage.naming import TableNaming, check_name, quote_identifier
 from bzrk.storage.schema import (
     COLUMNS,
     DEFAULT_SHARD_FIELDS,
-    RESOURCE_TYPED_PATHS,
     STORED_COLUMNS,
     SchemaError,
     TableLayout,
@@ -290,16 +289,12 @@ def _value_type(value: Any) -> str:
     return "dynamic"
 
 
-# Typed bag paths read back as '' when a row lacks them; that is absence, not a value.
-_TYPED_PATHS = {f"resource.{path}" for path, _ in RESOURCE_TYPED_PATHS}
-
-
 def _walk(prefix: str, value: Any, stats: dict[str, _FieldStats]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
             _walk(f"{prefix}.{key}", inner, stats)
         return
-    if value == "" and prefix in _TYPED_PATHS:
+    if value is None:  # typed bag paths read back as null when a row lacks them
         return
     stats.setdefault(prefix, _FieldStats()).add(value, _value_type(value))
 
