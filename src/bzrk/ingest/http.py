@@ -32,7 +32,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -291,11 +290,3 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
         return Response(status_code=204)
 
     return [Route("/loki/api/v1/push", push, methods=["POST"])]
-
-
-def create_otlp_http_starlette(pipeline: IngestPipeline, extra_routes: list[Any]) -> Starlette:
-    return Starlette(routes=[*otlp_routes(pipeline), *extra_routes])
-
-
-def create_loki_starlette(pipeline: IngestPipeline) -> Starlette:
-    return Starlette(routes=create_loki_routes(pipeline))

@@ -147,7 +147,6 @@ class IngestPipeline:
         self.batching = batching
         self.max_body_bytes = max_body_bytes
         self._batchers: dict[str, TableBatcher] = {}
-        self.rows_written = 0
 
     def _write(self, qualified_table: str, rows: list[Row]) -> int:
         with metrics.BATCH_FLUSH_SECONDS.time():
@@ -157,7 +156,6 @@ class IngestPipeline:
                 metrics.WRITE_FAILURES.inc()
                 raise
         metrics.BATCH_ROWS.observe(written)
-        self.rows_written += written
         return written
 
     def _batcher(self, qualified_table: str) -> TableBatcher:

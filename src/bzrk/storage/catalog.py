@@ -14,9 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from bzrk.engine.backends.base import Backend
 from bzrk.engine.errors import EngineError
 from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
+from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, TableRow
 from bzrk.storage.naming import TableNaming, check_name, quote_identifier
 from bzrk.storage.schema import (
@@ -146,10 +149,6 @@ class StorageCatalog:
 
     def set_retention(self, database: str, name: str, retention_days: int | None) -> TableInfo:
         """Change a table's retention (TTL); ClickHouse applies it to existing parts too."""
-        import sqlalchemy as sa
-
-        from bzrk.meta import schema as meta_schema
-
         row = self.meta.get_table(database, name)
         layout = TableLayout(shard_fields=_layout(row).shard_fields, retention_days=retention_days)
         with self.meta.begin() as conn:
