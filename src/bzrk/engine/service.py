@@ -34,6 +34,7 @@ from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolve
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
     PRIMARY_RESULT,
+    BinProgress,
     Done,
     Error,
     Event,
@@ -44,6 +45,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -276,6 +278,7 @@ class QueryService(QueryExecutor):
     def _plan(self, request: QueryRequest) -> _Plan:
         from bzrk.kql.diagnostics import KqlError
         from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
 
         now = timewindow.now_ticks()
         try:
@@ -317,7 +320,13 @@ class QueryService(QueryExecutor):
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
             compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
@@ -330,7 +339,7 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop)
+        compiled, limits = self._limit(compiled, shape, stop, request.limits.max_rows)
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -340,7 +349,11 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
 
     def _limit(
-        self, compiled: CompiledQuery, shape: QueryShape, stop: StopPredicate | None
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
@@ -348,7 +361,7 @@ class QueryService(QueryExecutor):
         limits: dict[str, tuple[int, str]] = {}
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
-            cap = self.limits.max_result_rows
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
             if statement is not None and not statement.limited:
@@ -431,8 +444,9 @@ class QueryService(QueryExecutor):
             iteration = str(uuid.uuid4())
             for event in _snapshot_events(snapshot, iteration, compiled):
                 yield event
-            yield _progress(
-                scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+            yield replace(
+                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
+                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
             )
             if stop is not None and snapshot.tables:
                 _, columns, rows = _primary(snapshot)
@@ -651,6 +665,35 @@ def _progress(
         slices_done=done,
         slices_total=total,
     )
+
+
+MAX_PROGRESS_BINS = 10_000
+
+
+def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
+    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
+    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
+    if span is None or not done.bounded or not full.bounded:
+        return None
+    assert (
+        full.start is not None
+        and full.end is not None
+        and done.start is not None
+        and done.end is not None
+    )
+    first = full.start - full.start % span
+    count = -(-(full.end - first) // span)
+    if count <= 0 or count > MAX_PROGRESS_BINS:
+        return None
+    percentages = bytearray()
+    for n in range(count):
+        low, high = first + n * span, first + (n + 1) * span
+        low_in, high_in = max(low, full.start), min(high, full.end)
+        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
+        width = max(high_in - low_in, 1)
+        percentages.append(min(100, round(100 * overlap / width)))
+    done_bins = sum(1 for p in percentages if p == 100)
+    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:
