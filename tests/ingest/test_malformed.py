@@ -64,6 +64,7 @@ OTLP_CASES = [
         400,
         "not hex",
     ),
+    ("json-deep", "/v1/logs", "application/json", {}, b"[" * 100_000, 400, "nested too deeply"),
     ("far-future", "/v1/logs", PB, {}, _far_future(), 400, "out of range"),
     ("seconds", "/v1/logs", PB, {}, _seconds_not_nanos(), 400, "out of range"),
     ("oversized", "/v1/logs", PB, {}, b"\x00" * (4 * 1024 * 1024 + 1), 413, "exceeds the limit"),
@@ -137,6 +138,14 @@ LOKI_CASES = [
         "unix nanoseconds",
     ),
     ("content-type", "text/plain", b"hello", 415, "Content-Type"),
+    (
+        "json-surrogate",
+        "application/json",
+        b'{"streams": [{"stream": {"a": "b"}, "values": [["1767225600000000000", "x\\udfff"]]}]}',
+        400,
+        "unpaired surrogate",
+    ),
+    ("json-deep", "application/json", b"[" * 100_000, 400, "nested too deeply"),
 ]
 
 

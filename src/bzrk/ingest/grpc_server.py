@@ -15,7 +15,8 @@ from typing import Any
 
 import grpc
 
-from bzrk.ingest.errors import IngestError
+from bzrk.ingest import metrics
+from bzrk.ingest.errors import BadRequest, IngestError
 from bzrk.ingest.http import PROTOBUF, SIGNALS, Signal, decode_otlp, success_response
 from bzrk.ingest.pipeline import IngestPipeline
 
@@ -37,6 +38,8 @@ def _export_handler(
                 request = decode_otlp(signal, raw, PROTOBUF)
                 outcome = await pipeline.write(token, signal.mapper(request), signal.name)
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels(signal.name).inc()
             if exc.retry_after_s:
                 context.set_trailing_metadata((("retry-after", str(exc.retry_after_s)),))
             await context.abort(exc.grpc_code, exc.message)

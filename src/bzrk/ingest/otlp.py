@@ -97,11 +97,25 @@ def any_value(value: AnyValue) -> Any:
 
 
 def attributes_dict(attributes: Iterable[KeyValue]) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in attributes}
+    out: dict[str, Any] = {}
+    for kv in attributes:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # Strings and ints are nearly all attributes; skip the general path for them.
+        if kind == "string_value":
+            out[kv.key] = value.string_value
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+        else:
+            out[kv.key] = any_value(value)
+    return out
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def _hex(raw: bytes) -> str | None:
