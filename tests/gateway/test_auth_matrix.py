@@ -386,6 +386,33 @@ async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # 
         assert (await c.post("/v2/rest/query", json=QUERY, headers=bearer(good))).status_code != 401
 
 
+def test_forged_internal_tokens_on_the_query_port_over_grpc(dev_server) -> None:  # type: ignore[no-untyped-def]
+    """The same with a real grpcio client over HTTP/2: UNAUTHENTICATED, not a broken stream."""
+    from urllib.parse import urlsplit
+
+    import grpc
+
+    from tests.api.grpc.helpers import request, stub
+
+    real_keys = InternalKeys.load_or_create(dev_server.data_dir)
+    expired = real_keys.sign(
+        Principal("admin", ("admin",)), audience="query", now=time.time() - 600
+    )
+    channel, call = stub(urlsplit(dev_server.credentials["query"]).netloc)
+    with channel:
+        for token in ("forged", expired, dev_server.credentials["token"]):
+            with pytest.raises(grpc.RpcError) as refused:
+                list(
+                    call(
+                        request("print 1"),
+                        metadata=[("authorization", f"Bearer {token}")],
+                        timeout=30,
+                    )
+                )
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert token not in (refused.value.details() or "")
+
+
 # -- OAuth authorization code + PKCE -------------------------------------------------------
 
 

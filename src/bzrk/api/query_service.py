@@ -41,22 +41,28 @@ def is_grpc(scope: Scope) -> bool:
 
 async def _refuse(scope: Scope, send: Send, reason: str) -> None:
     if is_grpc(scope):
-        # A trailers-only gRPC response: status 16 = UNAUTHENTICATED.
+        # gRPC status 16 = UNAUTHENTICATED. Over HTTP/2 it must travel in trailers (grpcio
+        # reports a header block followed by an empty DATA frame as UNKNOWN "Stream removed");
+        # over HTTP/1.1, where trailers are lost, in the headers.
+        status = [
+            (b"grpc-status", b"16"),
+            (
+                b"grpc-message",
+                b"internal token required: " + reason.encode("ascii", "replace")[:200],
+            ),
+        ]
+        h2 = scope.get("http_version") == "2"
         await send(
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [
-                    (b"content-type", b"application/grpc"),
-                    (b"grpc-status", b"16"),
-                    (
-                        b"grpc-message",
-                        b"internal token required: " + reason.encode("ascii", "replace")[:200],
-                    ),
-                ],
+                "headers": [(b"content-type", b"application/grpc"), *([] if h2 else status)],
+                **({"trailers": True} if h2 else {}),
             }
         )
         await send({"type": "http.response.body", "body": b""})
+        if h2:
+            await send({"type": "http.response.trailers", "headers": status})
         return
     body = json.dumps(
         {
@@ -99,6 +105,15 @@ class QueryServiceApp:
                 self.keys, _header(scope, b"authorization"), QUERY_AUDIENCE
             )
         except InvalidInternalToken as exc:
+            if is_grpc(scope):
+                # Ending an HTTP/2 stream mid-upload makes Hypercorn drop the connection
+                # (grpcio then sees UNAVAILABLE): read the request to its end first (bounded).
+                drained = 0
+                while drained < 4 * 1024 * 1024:
+                    message = await receive()
+                    drained += len(message.get("body", b""))
+                    if message["type"] != "http.request" or not message.get("more_body", False):
+                        break
             await _refuse(scope, send, str(exc))
             return
         scope[PRINCIPAL_KEY] = principal

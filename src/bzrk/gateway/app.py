@@ -76,20 +76,48 @@ def _json_error(status: int, code: str, message: str) -> Response:
     )
 
 
-async def _grpc_status(send: Send, code: int, message: str) -> None:
-    """A trailers-only gRPC response (HTTP 200, status in the headers)."""
+async def _grpc_status(scope: Scope, send: Send, code: int, message: str) -> None:
+    """A gRPC status with no messages.
+
+    Over HTTP/2 the status goes in trailers (grpcio rejects a header block followed by an
+    empty DATA frame); over HTTP/1.1, where trailers do not survive, in the headers.
+    """
+    status = [
+        (b"grpc-status", str(code).encode()),
+        (b"grpc-message", message.encode("ascii", "replace")),
+    ]
+    if scope.get("http_version") == "2":
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/grpc")],
+                "trailers": True,
+            }
+        )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send({"type": "http.response.trailers", "headers": status})
+        return
     await send(
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [
-                (b"content-type", b"application/grpc"),
-                (b"grpc-status", str(code).encode()),
-                (b"grpc-message", message.encode("ascii", "replace")),
-            ],
+            "headers": [(b"content-type", b"application/grpc"), *status],
         }
     )
     await send({"type": "http.response.body", "body": b""})
+
+
+async def _drain(receive: Receive) -> None:
+    """Read the (size-limited) request to its end before answering without it.
+
+    Ending an HTTP/2 stream while the client is still sending makes Hypercorn drop the whole
+    connection, which grpcio reports as UNAVAILABLE instead of our status.
+    """
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
 
 
 class GatewayApp:
@@ -166,7 +194,7 @@ class GatewayApp:
             .__str__()
             .startswith("application/grpc")
         ):
-            await _grpc_status(send, 8, f"request larger than {limit} bytes")
+            await _grpc_status(scope, send, 8, f"request larger than {limit} bytes")
             return
         await _json_error(413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes")(
             scope, receive, send
@@ -272,11 +300,13 @@ class GatewayApp:
                 state.ctx.meta, scope, GRPC, state.mcp_resource, state.now()
             )
         except Unauthenticated:
-            await _grpc_status(send, 16, "authentication required: send a bearer token")
+            await _drain(receive)
+            await _grpc_status(scope, send, 16, "authentication required: send a bearer token")
             return
         forwarder = self.grpc_forwarder()
         if forwarder is None:
-            await _grpc_status(send, 12, "gRPC forwarding is not available in this build")
+            await _drain(receive)
+            await _grpc_status(scope, send, 12, "gRPC forwarding is not available in this build")
             return
         inner = dict(scope)
         inner["headers"] = [
