@@ -93,9 +93,9 @@ async def authenticate(
             raise Unauthenticated(presented=True) from exc
         return identity
     if surface in COOKIE_SURFACES:
-        identity = await session_identity(meta, scope, now)
-        if identity is not None:
-            return identity
+        from_session = await session_identity(meta, scope, now)
+        if from_session is not None:
+            return from_session
     return _refuse_cookie_only(scope, surface)
 
 
