@@ -211,3 +211,20 @@ def test_password_check_is_uniform(meta: MetaStore, user_id: str) -> None:
     assert accounts.authenticate_password(meta, "bob", "wrong") is None
     assert accounts.authenticate_password(meta, "nobody", "correct horse") is None
     assert accounts.authenticate_password(meta, "ann", "") is None  # no password set
+
+
+@pytest.mark.parametrize(
+    ("host", "private"),
+    [
+        ("localhost", True),
+        ("127.0.0.1", True),
+        ("10.1.2.3", True),
+        ("[::1]", True),
+        ("169.254.169.254", True),
+        ("8.8.8.8", False),
+        ("client.example.com", False),
+        (None, True),
+    ],
+)
+def test_metadata_document_hosts(host: str | None, private: bool) -> None:
+    assert oauth.is_private_address(host) is private

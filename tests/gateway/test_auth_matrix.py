@@ -543,6 +543,30 @@ async def test_registration_refuses_unsafe_redirect_uris(env: Env) -> None:
             assert r.status_code == 400 and r.json()["error"] == "invalid_redirect_uri", uri
 
 
+async def test_metadata_document_urls_must_be_public_https(env: Env) -> None:
+    """Outside dev mode the gateway fetches no caller-chosen http or internal URL."""
+    from bzrk.gateway.app import create_app
+    from bzrk.gateway.config import GatewayConfig
+
+    strict = create_app(env.ctx, GatewayConfig())
+    async with client(strict) as c:
+        session = await login(c, "admin", env.creds.admin_password)
+        _, challenge = pkce_pair()
+        for url in (f"{env.ctx.addresses['ui']}/client.json", "https://169.254.169.254/latest/x"):
+            r = await c.get(
+                "/oauth/authorize",
+                params={
+                    "response_type": "code",
+                    "client_id": url,
+                    "redirect_uri": REDIRECT_URI,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                },
+                headers=session.headers,
+            )
+            assert r.status_code == 400 and "location" not in r.headers, url
+
+
 # -- device flow ---------------------------------------------------------------------------
 
 
