@@ -181,3 +181,19 @@ async def test_device_flow_login_against_the_dev_server(dev: dict[str, Any]) -> 
             dev["query"] + "/v2/rest/query", json={"db": "default", "csl": "print 1"}, headers=h
         )
         assert direct.status_code == 401
+
+
+def test_ingest_admin_through_the_gateway(dev: dict[str, Any]) -> None:
+    """Tables and ingest tokens live in the ingest service; the gateway forwards (admins only)."""
+    h = {"Authorization": f"Bearer {dev['token']}"}
+    with httpx.Client(base_url=dev["gateway"], headers=h, timeout=30) as c:
+        made = c.post("/api/v1/admin/tables", json={"database": "default", "name": "gw_e2e"})
+        assert made.status_code in (200, 201), made.text
+        names = [t["name"] for t in c.get("/api/v1/admin/tables?database=default").json()["tables"]]
+        assert "gw_e2e" in names
+        token = c.post("/api/v1/admin/ingest-tokens", json={"name": "gw", "table": "gw_e2e"})
+        assert token.status_code in (200, 201) and "ing_" in token.text
+        assert c.get("/api/v1/admin/databases").status_code == 200
+        assert c.get("/api/v1/admin/tablesX").status_code == 404
+    with httpx.Client(base_url=dev["gateway"], timeout=30) as anonymous:
+        assert anonymous.get("/api/v1/admin/tables").status_code == 401

@@ -65,7 +65,7 @@ QUERY_ROUTES = {
     "/v1/rest/mgmt": REST,
     "/query": HTTP_API,
 }
-INGEST_ADMIN_PREFIXES = ("/api/v1/admin/tables", "/api/v1/admin/ingest-tokens")
+INGEST_ADMIN_COLLECTIONS = ("databases", "tables", "ingest-tokens")
 
 
 def _json_error(status: int, code: str, message: str) -> Response:
@@ -253,7 +253,8 @@ class GatewayApp:
         path: str = scope["path"]
         target = self.state.ctx.addresses.get("otlp_http")
         answer: Response | None = None
-        if not path.startswith(INGEST_ADMIN_PREFIXES):
+        collection = path.removeprefix("/api/v1/admin/").split("/", 1)[0]
+        if collection not in INGEST_ADMIN_COLLECTIONS:
             answer = _json_error(404, "NotFound", f"no route {path}")
         else:
             identity = await admin_routes.require_admin(self.state, Request(scope, receive))
