@@ -390,3 +390,37 @@ async def test_client_id_metadata_document(env: Env) -> None:
             assert wrong.status_code == 400 and "location" not in wrong.headers
     finally:
         docs.stop()
+
+
+async def test_browser_signs_in_from_the_authorize_page(env: Env) -> None:
+    """What a person sees: authorize → sign-in form → back to consent → redirect with a code."""
+    _, challenge = pkce_pair()
+    async with client(env.app) as browser:  # keeps cookies, like a browser
+        client_id = (
+            await browser.post("/oauth/register", json={"redirect_uris": [REDIRECT_URI]})
+        ).json()["client_id"]
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "state": "xyz",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        }
+        page = await browser.get("/oauth/authorize", params=params)
+        assert page.status_code == 200 and 'name="password"' in page.text
+        fields = hidden_fields(page.text)
+        signed_in = await browser.post(
+            "/auth/login",
+            data={**fields, "username": "admin", "password": env.creds.admin_password},
+        )
+        assert signed_in.status_code == 303
+        assert signed_in.headers["location"].startswith("/oauth/authorize?")
+        consent = await browser.get(signed_in.headers["location"])
+        assert "Allow access?" in consent.text and "admin" in consent.text
+        done = await browser.post(
+            "/oauth/authorize", data={**hidden_fields(consent.text), "decision": "approve"}
+        )
+    got = redirect_params(done)
+    assert got["state"] == "xyz" and got["iss"] == env.base and len(got["code"]) > 20
+    assert done.headers["location"].startswith(REDIRECT_URI + "?")

@@ -71,7 +71,8 @@ def cookie(scope: Scope, name: str) -> str | None:
 
 
 def _log_refusal(token: str, reason: str, surface: str) -> None:
-    shown = display_prefix(token) if token.count("_") >= 1 and len(token) > 12 else "(malformed)"
+    known = token.startswith(("bzrk_", "ing_")) and len(token) > 16
+    shown = display_prefix(token) if known else "(unrecognised)"
     log.info("refused token %s… on %s: %s", shown, surface, reason)
 
 
