@@ -358,6 +358,7 @@ async def test_client_identity_headers_are_stripped(env: Env) -> None:
     assert "root" not in json.dumps(seen)
 
 
+@pytest.mark.e2e
 async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # type: ignore[no-untyped-def]
     creds = dev_server.credentials
     key = Ed25519PrivateKey.generate()
@@ -386,6 +387,7 @@ async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # 
         assert (await c.post("/v2/rest/query", json=QUERY, headers=bearer(good))).status_code != 401
 
 
+@pytest.mark.e2e
 def test_forged_internal_tokens_on_the_query_port_over_grpc(dev_server) -> None:  # type: ignore[no-untyped-def]
     """The same with a real grpcio client over HTTP/2: UNAUTHENTICATED, not a broken stream."""
     from urllib.parse import urlsplit

@@ -25,7 +25,7 @@ from tests.api.grpc.helpers import payloads, request, stub, table_rows
 from tests.gateway.flows import REDIRECT_URI, device_login, hidden_fields, login, redirect_params
 from tests.gateway.test_flows import MemoryStorage
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
 @pytest.fixture(scope="module")

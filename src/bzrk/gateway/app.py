@@ -186,14 +186,7 @@ class GatewayApp:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.state.config.limits.max_body_bytes
-        if (
-            header(
-                scope,
-                "content-type",
-            )
-            .__str__()
-            .startswith("application/grpc")
-        ):
+        if (header(scope, "content-type") or "").startswith("application/grpc"):
             await _grpc_status(scope, send, 8, f"request larger than {limit} bytes")
             return
         await _json_error(413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes")(
