@@ -424,3 +424,33 @@ async def test_browser_signs_in_from_the_authorize_page(env: Env) -> None:
     got = redirect_params(done)
     assert got["state"] == "xyz" and got["iss"] == env.base and len(got["code"]) > 20
     assert done.headers["location"].startswith(REDIRECT_URI + "?")
+
+
+async def test_oauth_refresh_keeps_the_resource(env: Env) -> None:
+    from tests.gateway.flows import oauth_login
+
+    async with client(env.app) as c:
+        session = await login(c, "admin", env.creds.admin_password)
+        client_id, tokens = await oauth_login(c, session, env.base)
+        assert tokens["scope"] == "mcp:read" and tokens["token_type"] == "Bearer"
+        form = {"grant_type": "refresh_token", "client_id": client_id}
+        other = await c.post(
+            "/oauth/token",
+            data={
+                **form,
+                "refresh_token": tokens["refresh_token"],
+                "resource": "https://x.example/mcp",
+            },
+        )
+        assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+        # That attempt spent the refresh token (it cannot be retried): log in again.
+        client_id, tokens = await oauth_login(c, session, env.base)
+        form["client_id"] = client_id
+        upper = env.base.upper().replace("HTTP://", "http://") + "/mcp/"
+        r = await c.post(
+            "/oauth/token",
+            data={**form, "refresh_token": tokens["refresh_token"], "resource": upper},
+        )
+        assert r.status_code == 200 and r.json()["access_token"].startswith("bzrk_oat_")
+        mcp = await c.post("/mcp", json={}, headers=bearer(r.json()["access_token"]))
+    assert mcp.status_code == 200 and mcp.json()["principal"]["subject"] == "admin"

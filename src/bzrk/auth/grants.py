@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 
 from bzrk.auth import tokens
+from bzrk.auth.bearer import canonical_resource
 from bzrk.auth.errors import OAuthError
 from bzrk.auth.timestamps import is_past
 from bzrk.meta import schema
@@ -148,7 +149,11 @@ def refresh(
         raise OAuthError("invalid_grant", "refresh token already used; the session was revoked")
     if is_past(row.expires_at, now):
         raise OAuthError("invalid_grant", "refresh token expired")
-    if resource is not None and row.resource is not None and resource != row.resource:
+    if (
+        resource is not None
+        and row.resource is not None
+        and canonical_resource(resource) != canonical_resource(row.resource)
+    ):
         raise OAuthError("invalid_target", "resource does not match the original grant")
     with meta.begin() as conn:
         return issue_pair(
