@@ -443,9 +443,7 @@ async def test_oauth_refresh_keeps_the_resource(env: Env) -> None:
             },
         )
         assert other.status_code == 400 and other.json()["error"] == "invalid_target"
-        # That attempt spent the refresh token (it cannot be retried): log in again.
-        client_id, tokens = await oauth_login(c, session, env.base)
-        form["client_id"] = client_id
+        # A refused attempt does not spend the refresh token.
         upper = env.base.upper().replace("HTTP://", "http://") + "/mcp/"
         r = await c.post(
             "/oauth/token",
