@@ -732,3 +732,33 @@ async def test_internal_routes_are_not_reachable(env: Env) -> None:
             r = await c.request(method, path, headers=h)
             assert r.status_code == 404, (method, path, r.status_code)
             assert "principal" not in r.text
+
+
+async def test_no_secret_reaches_the_logs(env: Env, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    async with client(env.app) as c:
+        session = await login(c, "admin", env.creds.admin_password)
+        cli = await device_login(c, session)
+        _, oauth_tokens = await oauth_login(c, session, env.base)
+        forged = "bzrk_sp_" + "Q" * 42
+        for token in (forged, cli["access_token"] + "x", oauth_tokens["access_token"]):
+            await c.post("/v2/rest/query", json=QUERY, headers=bearer(token))
+        await c.post("/auth/login", json={"username": "admin", "password": "hunter2-wrong"})
+        reuse = {"grant_type": "refresh_token", "client_id": "bzrk-cli"}
+        await c.post("/oauth/token", data={**reuse, "refresh_token": cli["refresh_token"]})
+        await c.post("/oauth/token", data={**reuse, "refresh_token": cli["refresh_token"]})
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "refused token" in text  # the refusals were logged ...
+    secrets = [
+        env.creds.admin_password,
+        "hunter2-wrong",
+        session.cookie,
+        session.csrf,
+        forged,
+        cli["access_token"],
+        cli["refresh_token"],
+        oauth_tokens["access_token"],
+        oauth_tokens["refresh_token"],
+    ]
+    for secret in secrets:  # ... without the secrets
+        assert secret not in text and secret[:16] not in text
