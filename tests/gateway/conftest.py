@@ -168,6 +168,14 @@ class Env:
     def base(self) -> str:
         return self.ctx.public_url
 
+    @property
+    def state(self) -> Any:
+        """The gateway's shared state (clock, limiter), under any middleware around it."""
+        app: Any = self.app
+        while not hasattr(app, "state"):
+            app = app.app
+        return app.state
+
 
 def make_ctx(data_dir: Path, gateway_url: str) -> AppContext:
     settings = Settings(data_dir=data_dir)

@@ -150,7 +150,7 @@ async def test_expired_service_principal_token(env: Env) -> None:
         assert (
             await c.post("/v2/rest/query", json=QUERY, headers=bearer(issued["token"]))
         ).status_code == 200
-        env.app.state.clock = lambda: time.time() + 2 * 86400
+        env.state.clock = lambda: time.time() + 2 * 86400
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(issued["token"]))
     assert_refused(r, 401, issued["token"])
 
@@ -175,7 +175,7 @@ async def test_expired_cli_access_token(env: Env) -> None:
         tokens = await device_login(c, await login(c, "admin", env.creds.admin_password))
         ok = await c.post("/v2/rest/query", json=QUERY, headers=bearer(tokens["access_token"]))
         assert ok.status_code == 200 and ok.json()["principal"]["subject"] == "admin"
-        env.app.state.clock = lambda: time.time() + env.ctx.settings.cli_access_token_ttl_s + 5
+        env.state.clock = lambda: time.time() + env.ctx.settings.cli_access_token_ttl_s + 5
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(tokens["access_token"]))
     assert_refused(r, 401, tokens["access_token"])
 

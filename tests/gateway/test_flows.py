@@ -452,3 +452,28 @@ async def test_oauth_refresh_keeps_the_resource(env: Env) -> None:
         assert r.status_code == 200 and r.json()["access_token"].startswith("bzrk_oat_")
         mcp = await c.post("/mcp", json={}, headers=bearer(r.json()["access_token"]))
     assert mcp.status_code == 200 and mcp.json()["principal"]["subject"] == "admin"
+
+
+async def test_cors_for_browser_based_mcp_hosts(env: Env) -> None:
+    origin = {"Origin": "http://localhost:6274"}
+    async with client(env.app) as c:
+        preflight = await c.options(
+            "/mcp",
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
+        challenge = await c.post("/mcp", json={}, headers=origin)
+        token = await c.options(
+            "/oauth/token", headers={**origin, "Access-Control-Request-Method": "POST"}
+        )
+        ui = await c.get("/api/v1/me", headers=origin)
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    assert "authorization" in preflight.headers["access-control-allow-headers"]
+    assert challenge.status_code == 401
+    assert "www-authenticate" in challenge.headers["access-control-expose-headers"]
+    assert token.status_code == 204
+    assert "access-control-allow-origin" not in ui.headers  # cookie-authenticated: no CORS

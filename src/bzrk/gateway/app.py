@@ -47,6 +47,7 @@ from bzrk.gateway.authn import (
     session_identity,
 )
 from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.cors import Cors
 from bzrk.gateway.forward import forward, is_identity_header
 from bzrk.gateway.session_routes import LOGIN_CSRF_COOKIE
 from bzrk.gateway.state import BadRequestBody, BodyTooLarge, GatewayState
@@ -364,4 +365,4 @@ def create_app(ctx: AppContext, config: GatewayConfig | None = None) -> ASGIApp:
     state = GatewayState(
         ctx, config or GatewayConfig.from_settings(ctx.settings, ctx.public_url), RateLimiter()
     )
-    return GatewayApp(state)
+    return Cors(GatewayApp(state))
