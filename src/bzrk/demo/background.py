@@ -115,7 +115,7 @@ class BackgroundLogs:
                     self._rec(
                         out, pod, at, INFO,
                         f"Stock sync with warehouse WH-{1 + minute_index % 4} completed: {skus} SKUs updated in {ms} ms",
-                        _la(("warehouse.id", f"WH-{1 + minute_index % 4}"), ("duration_ms", ms)),
+                        _la(("warehouse.id", f"WH-{1 + minute_index % 4}"), ("duration_ms", float(ms))),
                     )  # fmt: skip
                 elif spec.name == "recommendation" and minute_index % 60 == 17:
                     self._rec(
@@ -160,7 +160,7 @@ class BackgroundLogs:
                     self._rec(
                         out, pod, t0 + int(rng.random() * MINUTE_NS), WARN,
                         f"Slow client render reported: {route} took {ms} ms (web-vitals LCP)",
-                        _la(("http.route", route), ("duration_ms", ms)),
+                        _la(("http.route", route), ("duration_ms", float(ms))),
                     )  # fmt: skip
         for crash in self.crashes:
             if t0 <= crash < t0 + MINUTE_NS:

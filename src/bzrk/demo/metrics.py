@@ -86,7 +86,9 @@ class MetricsSimulator:
                 if not (gen.from_ns <= t < gen.to_ns):
                     continue
                 for pod in gen.pods:
-                    points += self._pod_points(req, pod, t, max(gen.from_ns, pod.started_ns))
+                    started = max(gen.from_ns, pod.started_ns)
+                    if t > started:  # a new pod exports its first point one interval after starting
+                        points += self._pod_points(req, pod, t, started)
         return req, points
 
     def _resource(self, pod: Pod) -> Resource:

@@ -12,6 +12,7 @@ import math
 import random
 import statistics
 from collections.abc import Callable
+from typing import NamedTuple
 
 from bzrk.demo import wire
 from bzrk.demo.topology import Pod, Topology
@@ -58,6 +59,15 @@ DEADLOCK_STACK = (
     "\tat com.shop.payment.PaymentService.capture(PaymentService.java:152)\n"
     "\tat com.shop.payment.api.PaymentController.charge(PaymentController.java:47)"
 )
+
+
+class CapturedLog(NamedTuple):
+    time_ns: int
+    pod: Pod
+    severity: int
+    body: str
+    attrs: bytes
+    span_id: bytes
 
 
 class _Span:
@@ -138,6 +148,8 @@ class TraceSimulator:
         self.deadlock_slots = sorted(deadlock_slots or [])
         self.spans: list[Record] = []
         self.logs: list[Record] = []
+        # When a list, logs are kept unencoded here instead (the replay pool of the fast path).
+        self.captured: list[CapturedLog] | None = None
         self._trace_id = b""
         self._incident = False
         self._flows: list[tuple[float, Callable[[_Span], int], str, str]] = [
@@ -197,6 +209,9 @@ class TraceSimulator:
 
     def _log(self, span: _Span, severity: int, body: str, attrs: bytes = b"") -> None:
         t = span.t
+        if self.captured is not None:
+            self.captured.append(CapturedLog(t, span.pod, severity, body, attrs, span.span_id))
+            return
         observed = t + int(self.rng.random() * 40 * MS) + MS
         self.logs.append(
             (
@@ -468,6 +483,12 @@ class TraceSimulator:
                     _la(("user.id", self._user_id), ("auth.reason", "expired")),
                 )
                 return 401
+            if self.rng.random() < 0.4:
+                self._log(
+                    server, DEBUG,
+                    f"Session verified for {self._user_id} (ttl {int(self.rng.random() * 86400)}s, scopes=cart,checkout)",
+                    _la(("user.id", self._user_id)),
+                )  # fmt: skip
             return 200
 
         return self._call(gw, "auth", "POST", "/auth/verify", "/auth/verify", handler)
@@ -507,6 +528,13 @@ class TraceSimulator:
                     WARN,
                     f"Low stock for {sku}: {qty} units left (threshold 5)",
                     _la(("sku", sku), ("stock.quantity", qty)),
+                )
+            elif self.rng.random() < 0.3:
+                self._log(
+                    server,
+                    DEBUG,
+                    f"Stock for {sku}: {qty} units in WH-{1 + qty % 4}",
+                    _la(("sku", sku)),
                 )
             return 200
 

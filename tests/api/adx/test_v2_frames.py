@@ -187,7 +187,8 @@ def test_second_snapshot_without_progressive_is_reported_in_band(client: TestCli
     assert frames[-1]["HasErrors"] is True
 
 
-def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect() -> None:
+@pytest.mark.parametrize("server_kind", ["uvicorn", "hypercorn"])
+def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect(server_kind: str) -> None:
     finished = threading.Event()
 
     async def slow(request):  # type: ignore[no-untyped-def]
@@ -202,7 +203,7 @@ def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect() -> None:
         yield Done()
 
     executor = ScriptedExecutor({"Slow": slow})
-    with LoopbackServer(make_app(executor)) as server:
+    with LoopbackServer(make_app(executor), server_kind) as server:
         body = {"db": "default", "csl": "Slow"}
         with httpx.stream("POST", f"{server.url}/v2/rest/query", json=body, timeout=10) as resp:
             assert resp.status_code == 200

@@ -135,15 +135,23 @@ class CommandContext:
 Handler = Callable[[CommandContext, "re.Match[str]"], CommandTable]
 
 
-def _find_database(ctx: CommandContext, name: str) -> DatabaseInfo:
-    databases = ctx.schema.list_databases()
+def find_database(schema: SchemaProvider, name: str) -> DatabaseInfo | None:
+    """The database called ``name`` (or with that id); case-insensitive as a fallback."""
+    databases = schema.list_databases()
     for db in databases:
         if name in (db.name, db.id):
             return db
     for db in databases:
         if db.name.lower() == name.lower():
             return db
-    raise AdxError("DatabaseNotFound", f"database '{name}' not found")
+    return None
+
+
+def _find_database(ctx: CommandContext, name: str) -> DatabaseInfo:
+    db = find_database(ctx.schema, name)
+    if db is None:
+        raise AdxError("DatabaseNotFound", f"database '{name}' not found")
+    return db
 
 
 def _current_database(ctx: CommandContext, command: str) -> DatabaseInfo:
@@ -218,13 +226,12 @@ def _schema(ctx: CommandContext, databases: list[DatabaseInfo], form: str | None
     if form and form.lower() == "json":
         text = json.dumps(schema_json(ctx, databases), separators=(",", ":"))
         return CommandTable(SCHEMA_JSON_COLUMNS, [[text]])
+    rows: list[list[Any]] = []
     if form and form.lower() == "csl":
-        rows = []
         for db in databases:
             for table in ctx.schema.list_tables(db.name):
                 rows.append([table.name, _csl_schema(table), db.name, "", ""])
         return CommandTable(TABLE_SCHEMA_COLUMNS, rows)
-    rows = []
     for db in databases:
         rows.append([db.name, "", "", "", False, False, "", "v1.0", "", ""])
         for table in ctx.schema.list_tables(db.name):

@@ -7,12 +7,14 @@ turned into JSON text by :class:`RowEncoder`, built once per table.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from bzrk.engine.events import TICKS_PER_SECOND, Column
@@ -33,13 +35,21 @@ def encode_datetime(ticks: int | None) -> str | None:
     if ticks is None:
         return None
     seconds, fraction = divmod(int(ticks), TICKS_PER_SECOND)
-    try:
-        text = (_EPOCH + timedelta(seconds=seconds)).isoformat()
-    except OverflowError:
+    text = _second_text(seconds)
+    if text is None:
         return None  # outside 0001-9999: no ISO form exists, so it reads as missing
     if fraction:
         return f"{text}.{fraction:07d}".rstrip("0") + "Z"
     return text + "Z"
+
+
+@lru_cache(maxsize=8192)
+def _second_text(seconds: int) -> str | None:
+    # Result rows cluster in time: the same second recurs, so its text is cached.
+    try:
+        return (_EPOCH + timedelta(seconds=seconds)).isoformat()
+    except OverflowError:
+        return None
 
 
 def encode_timespan(ticks: int | None) -> str | None:
@@ -160,7 +170,28 @@ def _finite(value: Any) -> Any:
     return value
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+def _json_default(value: Any) -> Any:
+    """Objects outside the event contract still get a faithful text form, never a crash."""
+    if isinstance(value, Decimal):
+        return encode_decimal(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.isoformat() + "Z"
+    if isinstance(value, timedelta):
+        return encode_timespan(
+            (value.days * 86_400 + value.seconds) * TICKS_PER_SECOND + value.microseconds * 10
+        )
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_json_default
+).encode
 
 
 def dumps(value: Any) -> str:
@@ -169,6 +200,13 @@ def dumps(value: Any) -> str:
         return _dumps(value)
     except (ValueError, TypeError):
         return _dumps(_finite(value))
+
+
+def _lenient(encoder: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return encoder(value)
+    except (TypeError, ValueError, ArithmeticError):
+        return value  # serialized by _json_default
 
 
 class RowEncoder:
@@ -181,11 +219,32 @@ class RowEncoder:
     def cells(self, row: Sequence[Any]) -> list[Any]:
         if self._plain:
             return list(row)
-        return [v if e is None else e(v) for e, v in zip(self._encoders, row, strict=False)]
+        return [
+            v if e is None else _lenient(e, v) for e, v in zip(self._encoders, row, strict=False)
+        ]
 
     def encode(self, row: Sequence[Any]) -> str:
         return dumps(self.cells(row))
 
     def encode_many(self, rows: Iterable[Sequence[Any]]) -> str:
         """Rows joined by commas (no brackets), so callers can stream a ``Rows`` array."""
-        return ",".join(self.encode(row) for row in rows)
+        rows = list(rows)
+        if not rows:
+            return ""
+        if self._plain:
+            cells: list[Any] = rows
+        else:
+            # Column-wise: one C-level map per column beats a Python call per cell and branch.
+            columns: list[Any] = list(zip(*rows, strict=False))
+            try:
+                for i, encoder in enumerate(self._encoders):
+                    if encoder is not None and i < len(columns):
+                        columns[i] = list(map(encoder, columns[i]))
+            except (TypeError, ValueError, ArithmeticError):
+                # A value off the event contract (say a datetime object): the slow, lenient path.
+                return ",".join(self.encode(row) for row in rows)
+            cells = list(zip(*columns, strict=False))
+        try:
+            return _dumps(cells)[1:-1]  # one C-encoder pass for the whole chunk
+        except (ValueError, TypeError):
+            return ",".join(dumps(row) for row in cells)
