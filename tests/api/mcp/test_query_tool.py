@@ -276,3 +276,26 @@ async def test_client_disconnect_cancels_the_run(tmp_path: Path) -> None:
     ctx.meta.close()
     assert executor.closed_early_flag is True
     assert executor.finished is False
+
+
+async def test_text_leaves_out_columns_empty_in_every_row(tmp_path: Path) -> None:
+    from bzrk.engine.events import Column, Done, Metadata, RowBatch, TableSchema
+
+    cols = (Column("body", "string"), Column("span_name", "string"), Column("events", "dynamic"))
+    script = [
+        TableSchema("PrimaryResult", cols),
+        RowBatch("PrimaryResult", "x", [("hello", None, []), ("world", "", [])], True),
+        Metadata("x"),
+        Done(status="stopped_early", coverage=0.002, run_id="r"),
+    ]
+    response = await call_query(tmp_path, ScriptedExecutor(script), ARGS)
+    result = response.json()["result"]
+    text = result["content"][0]["text"]
+    assert "| body |\n|---|\n| hello |\n| world |" in text
+    assert "left out here: span_name, events" in text
+    assert "coverage 0.2%" in text
+    assert [c["name"] for c in result["structuredContent"]["columns"]] == [
+        "body",
+        "span_name",
+        "events",
+    ]

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from bzrk.api.mcp.protocol import logs_enabled
-from bzrk.api.mcp.results import Snapshot, SnapshotFolder, table_json, table_text
+from bzrk.api.mcp.results import Snapshot, SnapshotFolder, percent, table_json, table_text
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.events import Done, Error, Location, Metadata, Progress
 from bzrk.engine.request import QueryRequest, ResultLimits
@@ -369,12 +369,12 @@ def render(
             )
     if done.status == "soft_budget":
         notes.append(
-            f"partial result at the deadline ({coverage:.0%} of the window scanned): narrow since, "
+            f"partial result at the deadline ({percent(coverage)} of the window scanned): narrow since, "
             "add a filter, pass stop_when, or raise timeout_ms"
         )
     elif done.status == "stopped_early":
         notes.append(
-            f"stopped early by stop_when after {coverage:.0%} of the window: a lower bound, "
+            f"stopped early by stop_when after {percent(coverage)} of the window: a lower bound, "
             "not a total"
         )
     structured = {
@@ -402,7 +402,7 @@ def render(
         "notes": notes,
     }
     head = (
-        f"status: {done.status} · coverage {coverage:.0%} · run_id {done.run_id or '-'} · "
+        f"status: {done.status} · coverage {percent(coverage)} · run_id {done.run_id or '-'} · "
         f"{primary['row_count']} row(s)"
     )
     parts = [head, "", table_text(primary)]
