@@ -204,3 +204,43 @@ async def test_timeout_above_cap_is_a_tool_error(gateway: dict[str, str]) -> Non
         )
         assert result.is_error
         assert "300000" in result.content[0].text
+
+
+async def test_snapshot_logs_and_soft_budget_through_the_gateway(gateway: dict[str, str]) -> None:
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async with connect(gateway, log_level="info", logging_callback=on_log) as mcp:
+        stopped = await mcp.call_tool(
+            "query",
+            {
+                "query": "default | summarize n = count()",
+                "database": "default",
+                "since": "1d ago",
+                "stop_when": "n >= 1",
+                "timeout_ms": 60_000,
+            },
+        )
+        budget = await mcp.call_tool(
+            "query",
+            {
+                "query": "default | summarize n = count() by bin(timestamp, 1m)",
+                "database": "default",
+                "since": "1d ago",
+                "timeout_ms": 1,
+            },
+        )
+    needs_executor(stopped)
+    assert stopped.structured_content["status"] == "stopped_early"
+    assert stopped.structured_content["rows"][0][0] >= 1
+    assert logs and logs[0].data["event"] == "snapshot"
+    assert any(entry.data["event"] == "stop" for entry in logs)
+    assert not budget.is_error, budget.content[0].text
+    if budget.structured_content["status"] == "soft_budget":
+        assert budget.structured_content["partial"] is True
+        assert budget.structured_content["coverage"] < 1
+        assert any("timeout_ms" in note for note in budget.structured_content["notes"])
+    else:  # the engine finished inside 1 ms: nothing to cut
+        assert budget.structured_content["status"] == "complete"
