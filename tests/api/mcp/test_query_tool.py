@@ -229,6 +229,10 @@ async def test_sse_snapshot_messages_follow_log_level(
     # Sampled, not every iteration: the first, coverage marks, and the stop.
     assert 2 <= len(messages) < 8
     assert messages[0]["data"]["event"] == "snapshot" and messages[0]["data"]["snapshot"] == 1
+    # Reported with the coverage of the progress that follows the snapshot (1 of 8 slices).
+    assert messages[0]["data"]["coverage"] == 0.125
+    marks = [m["data"]["coverage"] for m in messages if m["data"]["event"] == "snapshot"]
+    assert marks == sorted(marks) and marks[1:] == [0.25, 0.5, 0.75]
     assert messages[-1]["data"]["event"] == "stop"
     assert all(m["level"] == "info" for m in messages)
     assert messages[0]["data"]["preview"] == [["checkout", 1], ["cart", 0]]

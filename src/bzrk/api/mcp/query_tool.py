@@ -282,6 +282,8 @@ async def run_query(call: ToolCall) -> ToolOutcome:
     events = executor.execute(request)
     try:
         async with asyncio.timeout(timeout_ms / 1000 + ENGINE_GRACE_S):
+            # A snapshot is reported with the coverage of the Progress that follows it.
+            pending: Snapshot | None = None
             async for event in events:
                 completed = folder.feed(event)
                 if isinstance(event, Error):
@@ -289,9 +291,16 @@ async def run_query(call: ToolCall) -> ToolOutcome:
                     break
                 if isinstance(event, Progress):
                     await reporter.progress(event.coverage, _rows(folder))
+                    if pending is not None:
+                        await reporter.snapshot(pending, event.coverage, "snapshot")
+                        pending = None
                 elif completed is not None:
-                    await reporter.snapshot(completed, _coverage(folder), "snapshot")
+                    if pending is not None:
+                        await reporter.snapshot(pending, _coverage(folder), "snapshot")
+                    pending = completed
                 elif isinstance(event, Done):
+                    if pending is not None:
+                        await reporter.snapshot(pending, event.coverage, "snapshot")
                     break
     except TimeoutError:
         engine_overran = True
