@@ -29,7 +29,7 @@ ROWS = 24_000  # over three days ending now: ~333 rows an hour
 def _rows(now_ns: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(ROWS):
-        ts = now_ns - int((i + 0.5) * (72 * HOUR_NS) / ROWS)
+        ts = now_ns - int((i + 0.5) * (70 * HOUR_NS) / ROWS)  # inside "3d ago" for a while
         service = SERVICES[i % len(SERVICES)]
         severity = "ERROR" if i % 10 == 0 else "INFO"
         rows.append(
@@ -255,3 +255,35 @@ def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:
     events = asyncio.run(collect())
     assert isinstance(events[-1], Error) and events[-1].code == "DatabaseNotFound"
     assert "'nope'" in events[-1].message
+
+
+def test_fork_results_do_not_leak_into_later_queries(env: dict[str, Any]) -> None:
+    forked = run(env["service"], query="range x from 1 to 3 step 1 | fork (count) (take 1)")
+    assert len([e for e in forked if isinstance(e, TableSchema)]) == 2
+    after = run(env["service"], query="print v = 1")
+    assert [e.table for e in after if isinstance(e, TableSchema)] == ["PrimaryResult"]
+
+
+def test_query_parameters_bind_declared_names(env: dict[str, Any]) -> None:
+    text = "declare query_parameters(n:long = 3, who:string, d:dynamic); print n, who, d"
+    events = run(env["service"], query=text, parameters={"who": "it's me", "d": "dynamic([1, 2])"})
+    assert snapshots(events)[-1] == [[3, "it's me", [1, 2]]]
+    events = run(env["service"], query=text, parameters={"n": "42", "who": "x", "d": "dynamic({})"})
+    assert snapshots(events)[-1] == [[42, "x", {}]]
+    missing = run(env["service"], query=text, parameters={"n": 1})
+    assert isinstance(missing[-1], Error) and "'who'" in missing[-1].message
+    injected = run(
+        env["service"], query=text, parameters={"who": "x", "d": "dynamic([1]); print 666"}
+    )
+    assert isinstance(injected[-1], Error) and injected[-1].code == "InvalidArgument"
+
+
+def test_requested_row_limit_caps_results(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+
+    events = run(
+        env["service"], query="range x from 1 to 100 step 1", limits=ResultLimits(max_rows=10)
+    )
+    assert len(snapshots(events)[-1]) == 10
+    meta = [e for e in events if isinstance(e, Metadata)][-1]
+    assert [w.kind for w in meta.warnings] == ["ResultTruncated"]

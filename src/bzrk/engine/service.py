@@ -22,7 +22,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -44,6 +44,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -175,9 +176,36 @@ class _Plan:
     limits: dict[str, tuple[int, str]]
 
 
+class _ArrowRows(Sequence[list[Any]]):
+    """A result's rows, converted to event values only when read (a slice at a time).
+
+    Holding the Arrow table and converting per batch keeps a large result in memory once, in
+    its columnar form, instead of once as Arrow and again as Python rows.
+    """
+
+    def __init__(self, arrow: Any, columns: Sequence[Any]) -> None:
+        self.arrow = arrow
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return int(self.arrow.num_rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("row slices have step 1")
+            return table_rows(self.arrow.slice(start, max(stop - start, 0)), self.columns)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return table_rows(self.arrow.slice(index, 1), self.columns)[0]
+
+
 @dataclass
 class _Snapshot:
-    tables: list[tuple[str, list[str], list[list[Any]]]]
+    tables: list[tuple[str, list[str], Sequence[list[Any]]]]
     warnings: list[QueryWarning]
     coverage: float
 
@@ -249,6 +277,7 @@ class QueryService(QueryExecutor):
     def _plan(self, request: QueryRequest) -> _Plan:
         from bzrk.kql.diagnostics import KqlError
         from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
 
         now = timewindow.now_ticks()
         try:
@@ -290,7 +319,13 @@ class QueryService(QueryExecutor):
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
             compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
@@ -303,7 +338,7 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop)
+        compiled, limits = self._limit(compiled, shape, stop, request.limits.max_rows)
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -313,7 +348,11 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
 
     def _limit(
-        self, compiled: CompiledQuery, shape: QueryShape, stop: StopPredicate | None
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
@@ -321,7 +360,7 @@ class QueryService(QueryExecutor):
         limits: dict[str, tuple[int, str]] = {}
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
-            cap = self.limits.max_result_rows
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
             if statement is not None and not statement.limited:
@@ -497,13 +536,14 @@ class QueryService(QueryExecutor):
     ) -> _Snapshot:
         tables, warnings = [], []
         for table, arrow in zip(compiled.tables, results, strict=True):
-            rows = table_rows(arrow, table.columns)
             cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
-            if len(rows) > cap:
-                rows = rows[:cap]
+            if arrow.num_rows > cap:
+                arrow = arrow.slice(0, cap)
                 if kind != "existence":
                     warnings.append(_truncation_warning(table.name, cap, kind))
-            tables.append((table.name, [c.name for c in table.columns], rows))
+            tables.append(
+                (table.name, [c.name for c in table.columns], _ArrowRows(arrow, table.columns))
+            )
         return _Snapshot(tables, warnings, coverage)
 
     # -- runs -------------------------------------------------------------------------------
@@ -586,17 +626,19 @@ def _truncation_warning(table: str, cap: int, kind: str) -> QueryWarning:
     )
 
 
-def _snapshot_events(snapshot: _Snapshot, iteration: str, compiled: CompiledQuery) -> list[Event]:
-    events: list[Event] = []
+def _snapshot_events(
+    snapshot: _Snapshot, iteration: str, compiled: CompiledQuery
+) -> Iterator[Event]:
+    """One snapshot's batches and its closing metadata, converting rows batch by batch."""
     for name, _columns, rows in snapshot.tables:
-        if not rows:
-            events.append(RowBatch(name, iteration, [], True))
+        total = len(rows)
+        if not total:
+            yield RowBatch(name, iteration, [], True)
             continue
-        for start in range(0, len(rows), ROWS_PER_BATCH):
+        for start in range(0, total, ROWS_PER_BATCH):
             chunk = rows[start : start + ROWS_PER_BATCH]
-            events.append(RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= len(rows)))
-    events.append(Metadata(iteration, tuple(snapshot.warnings), compiled.visualization))
-    return events
+            yield RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= total)
+    yield Metadata(iteration, tuple(snapshot.warnings), compiled.visualization)
 
 
 def _progress(
@@ -653,7 +695,7 @@ def _json_safe(value: Any) -> Any:
 
 def _result_payload(snapshot: _Snapshot) -> dict[str, Any]:
     name, columns, rows = _primary(snapshot) if snapshot.tables else (PRIMARY_RESULT, [], [])
-    kept = rows[:STORED_RESULT_ROWS]
+    kept = list(rows[:STORED_RESULT_ROWS])
     return {
         "table": name,
         "columns": columns,

@@ -61,3 +61,29 @@ def test_table_query_with_window(dev_server) -> None:  # type: ignore[no-untyped
     )
     assert response.status_code == 200, response.text
     assert response.json()["Tables"][0]["rows"][0][0] >= 0
+
+
+def test_streamed_ndjson_snapshots(dev_server) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    creds = dev_server.credentials
+    lines = []
+    with httpx.stream(
+        "POST",
+        creds["gateway"] + "/query",
+        json={
+            "query": "default | summarize n = count() by bin(timestamp, 1h)",
+            "database": "default",
+            "since": "2d ago",
+            "stream": True,
+        },
+        headers={"Authorization": f"Bearer {creds['token']}"},
+        timeout=60,
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        lines = [json.loads(line) for line in response.iter_lines() if line]
+    kinds = [line["type"] for line in lines]
+    assert kinds[0] == "schema" and kinds[-1] == "done"
+    assert kinds.count("metadata") >= 2  # several snapshots over two days
+    assert "progress" in kinds

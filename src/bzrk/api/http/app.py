@@ -5,6 +5,14 @@
 ``{"Tables": [{"name", "columns": [{"column_name", "column_type"}], "rows"}, {"name":
 "@Warnings", …}, {"name": "@ExtendedProperties", …} (only with render)], "status",
 "coverage", "run_id"}``. Values are JSON-native, encoded as the ADX surface encodes them.
+
+With ``"stream": true`` the answer is ``application/x-ndjson``: one JSON object per line for each
+event of the result stream as it happens — ``{"type": "schema", "table", "columns"}``,
+``{"type": "rows", "table", "iteration", "rows", "complete"}``, ``{"type": "metadata",
+"iteration", "warnings", "visualization"}`` (closes a snapshot; a new ``iteration`` replaces
+every table's rows), ``{"type": "progress", …counters…}``, then ``{"type": "done", "status",
+"coverage", "run_id"}`` or ``{"type": "error", "code", "title", "message", "location"}``. This
+is what the web UI reads; closing the connection cancels the query.
 Failures before any result use the seed's problem-JSON shape (``type``, ``message``, ``code``,
 ``error_details``); an unknown database uses the ``DatabaseNotFound`` envelope with status 404.
 """
@@ -16,7 +24,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from bzrk.api.adx.values import RowEncoder
@@ -26,6 +34,7 @@ from bzrk.engine.events import (
     Done,
     Error,
     Metadata,
+    Progress,
     RowBatch,
     TableSchema,
 )
@@ -47,6 +56,8 @@ STATUS_BY_CODE = {
     "QueueFull": 429,
     "QueryTimeout": 408,
     "Unsupported": 400,
+    "TableNotFound": 404,
+    "PayloadTooLarge": 413,
 }
 
 
@@ -132,11 +143,17 @@ async def query(request: Request) -> Response:
             timezone=body.get("timezone") or "UTC",
             timeout_ms=timeout,
             stop_when=body.get("stop_when"),
-            progressive=False,
+            progressive=bool(body.get("stream")),
             principal=principal.subject if principal else "",
             surface="http",
         )
     )
+    if body.get("stream"):
+        return StreamingResponse(
+            _ndjson(stream),
+            media_type="application/x-ndjson",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
     schemas: dict[str, tuple[Column, ...]] = {}
     rows: dict[str, list[Any]] = {}
     iteration: str | None = None
@@ -198,6 +215,87 @@ async def query(request: Request) -> Response:
     )
 
 
+def _line(payload: dict[str, Any]) -> bytes:
+    from bzrk.api.adx.values import dumps
+
+    return (dumps(payload) + "\n").encode()
+
+
+async def _ndjson(stream: Any) -> Any:
+    encoders: dict[str, RowEncoder] = {}
+    try:
+        async for event in stream:
+            if isinstance(event, TableSchema):
+                encoders[event.table] = RowEncoder(event.columns)
+                yield _line(
+                    {
+                        "type": "schema",
+                        "table": event.table,
+                        "columns": [{"name": c.name, "type": c.type} for c in event.columns],
+                    }
+                )
+            elif isinstance(event, RowBatch):
+                encoder = encoders.get(event.table)
+                rows = (
+                    [encoder.cells(r) for r in event.rows]
+                    if encoder
+                    else [list(r) for r in event.rows]
+                )
+                yield _line(
+                    {
+                        "type": "rows",
+                        "table": event.table,
+                        "iteration": event.iteration_id,
+                        "rows": rows,
+                        "complete": event.iteration_complete,
+                    }
+                )
+            elif isinstance(event, Metadata):
+                vis = event.visualization
+                yield _line(
+                    {
+                        "type": "metadata",
+                        "iteration": event.iteration_id,
+                        "warnings": [
+                            {"kind": w.kind, "message": w.message} for w in event.warnings
+                        ],
+                        "visualization": None
+                        if vis is None
+                        else {"type": vis.type, "properties": vis.properties, "table": vis.table},
+                    }
+                )
+            elif isinstance(event, Progress):
+                yield _line(
+                    {
+                        "type": "progress",
+                        "rows_processed": event.rows_processed,
+                        "chunks_total": event.chunks_total,
+                        "chunks_scanned": event.chunks_scanned,
+                        "chunks_skipped_range": event.chunks_skipped_range,
+                        "chunks_skipped_bloom": event.chunks_skipped_bloom,
+                        "bytes_scanned": event.chunk_scanned_raw_body_size,
+                        "query_time_nanos": event.query_time_nanos,
+                        "queue_wait_nanos": event.queue_wait_nanos or 0,
+                        "coverage": event.coverage,
+                        "slices_done": event.slices_done,
+                        "slices_total": event.slices_total,
+                    }
+                )
+            elif isinstance(event, Error):
+                yield _line({"type": "error", "code": event.code, **_error_details(event)})
+            elif isinstance(event, Done):
+                yield _line(
+                    {
+                        "type": "done",
+                        "status": event.status,
+                        "coverage": event.coverage,
+                        "run_id": event.run_id,
+                    }
+                )
+    finally:
+        await stream.aclose()
+
+
 async def databases(request: Request) -> Response:
     ctx: AppContext = request.app.state.ctx
     provider = ctx.components.get("schema")
@@ -208,6 +306,83 @@ async def databases(request: Request) -> Response:
     listed = await asyncio.to_thread(provider.list_databases)
     return JSONResponse(
         {"databases": [{"id": db.id, "name": db.name, "tables": list(db.tables)} for db in listed]}
+    )
+
+
+async def tables(request: Request) -> Response:
+    import asyncio
+
+    ctx: AppContext = request.app.state.ctx
+    provider = ctx.components.get("schema")
+    database = request.path_params["database"]
+    if provider is None:
+        return JSONResponse({"tables": []})
+    if not await asyncio.to_thread(getattr(provider, "has_database", lambda _name: True), database):
+        return _problem("DatabaseNotFound", f"database '{database}' not found")
+    listed = await asyncio.to_thread(provider.list_tables, database)
+    return JSONResponse(
+        {
+            "tables": [
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "columns": [{"name": name, "type": kind} for name, kind in t.columns],
+                    "retention_days": t.retention_days,
+                }
+                for t in listed
+            ]
+        }
+    )
+
+
+async def fields(request: Request) -> Response:
+    """Field discovery: ``?since=&until=&filter=&limit=`` over a table's sampled rows."""
+    import asyncio
+
+    from bzrk.engine import timewindow
+
+    ctx: AppContext = request.app.state.ctx
+    provider = ctx.components.get("schema")
+    if provider is None:
+        return JSONResponse({"fields": []})
+    database, table = request.path_params["database"], request.path_params["table"]
+    params = request.query_params
+    try:
+        window = timewindow.request_window(
+            params.get("since") or "1d ago", params.get("until"), now_ticks=timewindow.now_ticks()
+        )
+        limit = min(int(params.get("limit", "200")), 1000)
+    except (timewindow.TimeExpressionError, ValueError) as exc:
+        return _problem("InvalidArgument", str(exc))
+    try:
+        found = await asyncio.to_thread(
+            provider.discover_fields,
+            database,
+            table,
+            since_ticks=window.start,
+            until_ticks=window.end,
+            name_filter=params.get("filter") or None,
+            limit=limit,
+        )
+    except Exception as exc:  # NotFound from the catalogue, named for the user
+        if type(exc).__name__ == "NotFound":
+            return _problem(
+                "DatabaseNotFound" if "database" in str(exc) else "TableNotFound", str(exc)
+            )
+        raise
+    return JSONResponse(
+        {
+            "fields": [
+                {
+                    "path": f.path,
+                    "type": f.type,
+                    "frequency": f.frequency,
+                    "cardinality": f.cardinality,
+                    "samples": list(f.samples),
+                }
+                for f in found
+            ]
+        }
     )
 
 
