@@ -26,8 +26,9 @@ from bzrk.demo.generator import (
     _minutes,
     _traces_in_minute,
 )
+from bzrk.demo.spanbuilder import MS, Record
 from bzrk.demo.topology import MINUTE_NS, NS, Pod, Topology, diurnal_factor
-from bzrk.demo.traces import MS, Record, TraceSimulator
+from bzrk.demo.traces import TraceSimulator
 
 POOL_TRACES = 6000
 # Entities that identify one request; every pattern has a fixed length, so a swapped value keeps

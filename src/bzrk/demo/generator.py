@@ -21,8 +21,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from bzrk.demo import wire
 from bzrk.demo.background import BackgroundLogs
 from bzrk.demo.metrics import MetricsSimulator
+from bzrk.demo.spanbuilder import Record
 from bzrk.demo.topology import MINUTE_NS, NS, Topology, diurnal_factor
-from bzrk.demo.traces import Record, TraceSimulator
+from bzrk.demo.traces import TraceSimulator
 
 Signal = Literal["logs", "traces", "metrics"]
 ALL_SIGNALS: tuple[Signal, ...] = ("logs", "traces", "metrics")
