@@ -50,12 +50,11 @@ class DemoBatch:
     def decode(
         self,
     ) -> ExportLogsServiceRequest | ExportTraceServiceRequest | ExportMetricsServiceRequest:
-        cls = {
-            "logs": ExportLogsServiceRequest,
-            "traces": ExportTraceServiceRequest,
-            "metrics": ExportMetricsServiceRequest,
-        }[self.signal]
-        return cls.FromString(self.payload)
+        if self.signal == "logs":
+            return ExportLogsServiceRequest.FromString(self.payload)
+        if self.signal == "traces":
+            return ExportTraceServiceRequest.FromString(self.payload)
+        return ExportMetricsServiceRequest.FromString(self.payload)
 
 
 def _poisson(rng: random.Random, lam: float) -> int:

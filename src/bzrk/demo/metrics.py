@@ -48,7 +48,7 @@ COUNTER_ATTR = {
 }
 
 
-def _kv(key: str, value: object) -> KeyValue:
+def _kv(key: str, value: str | bool | int | float) -> KeyValue:
     if isinstance(value, str):
         return KeyValue(key=key, value=AnyValue(string_value=value))
     if isinstance(value, bool):

@@ -69,7 +69,7 @@ def span_attr(key: str, value: object) -> bytes:
     cache_key = (key, value)
     encoded = _A_CACHE.get(cache_key)
     if encoded is None:
-        if len(_A_CACHE) > 200_000:
+        if len(_A_CACHE) > 50_000:
             _A_CACHE.clear()
         if isinstance(value, str):
             encoded = wire.attr_str(9, key, value)
