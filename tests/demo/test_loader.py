@@ -41,7 +41,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bzrk.demo import generate
-from bzrk.demo.loader import MARKER, load_demo_once
+from bzrk.demo.loader import DEMO_METRIC_INTERVAL_S, DEMO_SCALE, MARKER, load_demo_once
 from bzrk.server.bootstrap import Credentials
 from bzrk.server.settings import Settings
 
@@ -163,7 +163,9 @@ def _expected_counts(hours: float) -> tuple[int, dict[str, int]]:
     end = time.time_ns()
     counts = {"logs": 0, "traces": 0, "metrics": 0}
     batches = 0
-    for batch in generate(end - int(hours * 3600e9), end, 3):
+    for batch in generate(
+        end - int(hours * 3600e9), end, 3, DEMO_SCALE, metric_interval_s=DEMO_METRIC_INTERVAL_S
+    ):
         counts[batch.signal] += batch.records
         batches += 1
     return batches, counts
@@ -241,7 +243,15 @@ def test_an_interrupted_load_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert (tmp_path / MARKER).exists() and not (tmp_path / PROGRESS).exists()
 
     expected = {"logs": 0, "traces": 0, "metrics": 0}
-    batches = list(generate(progress["start_ns"], progress["end_ns"], 3))
+    batches = list(
+        generate(
+            progress["start_ns"],
+            progress["end_ns"],
+            3,
+            progress["scale"],
+            metric_interval_s=progress["metric_interval_s"],
+        )
+    )
     for batch in batches:
         expected[batch.signal] += batch.records
     # Everything arrived; only requests acknowledged beyond the saved prefix came twice.

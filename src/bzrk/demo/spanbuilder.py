@@ -35,6 +35,22 @@ class CapturedLog(NamedTuple):
     span_id: bytes
 
 
+class CapturedSpan(NamedTuple):
+    start_ns: int
+    end_ns: int
+    pod: Pod
+    scope: bytes
+    name: str
+    kind: int
+    attrs: bytes
+    events: tuple[bytes, ...]
+    status: int
+    message: str
+    span_id: bytes
+    parent_id: bytes
+    remote: bool
+
+
 class OpenSpan:
     __slots__ = (
         "attrs", "end", "events", "kind", "message", "name", "parent_id", "pod", "remote",
@@ -111,6 +127,7 @@ class TraceBuilder:
         self.logs: list[Record] = []
         # When a list, logs are kept unencoded here instead (the replay pool of the fast path).
         self.captured: list[CapturedLog] | None = None
+        self.captured_spans: list[CapturedSpan] | None = None
         self._trace_id = b""
         self._incident = False
         self._user_id = ""
@@ -151,7 +168,15 @@ class TraceBuilder:
     def _close(self, span: OpenSpan, self_ms: float = 0.2) -> None:
         span.end = span.t + self._ms(self_ms, 0.6)
         span.t = span.end
-        if self.emit_spans:
+        if self.captured_spans is not None:
+            self.captured_spans.append(
+                CapturedSpan(
+                    span.start, span.end, span.pod, span.scope, span.name, span.kind,
+                    b"".join(span.attrs), tuple(span.events), span.status, span.message,
+                    span.span_id, span.parent_id, span.remote,
+                )
+            )  # fmt: skip
+        elif self.emit_spans:
             encoded = wire.span(
                 self._trace_id, span.span_id, span.parent_id, span.name, span.kind, span.start,
                 span.end, b"".join(span.attrs), span.events, span.status, span.message, span.remote,
