@@ -62,6 +62,7 @@ class Receiver:
     fail_after: int | None = None
     records: dict[str, int] = field(default_factory=lambda: {"logs": 0, "traces": 0, "metrics": 0})
     accepted: int = 0
+    admitted: int = 0
     seen: list[tuple[float, int]] = field(default_factory=list)
     max_in_flight: int = 0
     _in_flight: int = 0
@@ -79,8 +80,10 @@ class Receiver:
         if self.always is not None:
             self.seen.append((time.monotonic(), self.always))
             return Response(status_code=self.always)
-        if self.fail_after is not None and self.accepted >= self.fail_after:
-            return Response("enough", status_code=400)
+        if self.fail_after is not None:
+            if self.admitted >= self.fail_after:
+                return Response("enough", status_code=400)
+            self.admitted += 1
         if request.headers.get("authorization") != f"Bearer {TOKEN}":
             return Response("bad token", status_code=401)
         assert request.headers["content-type"] == "application/x-protobuf"
@@ -237,7 +240,7 @@ def test_an_interrupted_load_resumes_where_it_stopped(tmp_path: Path) -> None:
     _load(first, tmp_path, hours=4.0)
     assert not (tmp_path / MARKER).exists()
     progress = json.loads((tmp_path / PROGRESS).read_text())
-    assert 1 <= progress["acked"] <= 5
+    assert 0 <= progress["acked"] <= 5  # requests finish out of order: the prefix may be short
     second = Receiver()
     _load(second, tmp_path, hours=4.0)
     assert (tmp_path / MARKER).exists() and not (tmp_path / PROGRESS).exists()
@@ -257,10 +260,9 @@ def test_an_interrupted_load_resumes_where_it_stopped(tmp_path: Path) -> None:
     # Everything arrived; only requests acknowledged beyond the saved prefix came twice.
     assert second.accepted == len(batches) - progress["acked"]
     duplicated = first.accepted - progress["acked"]
-    assert 0 <= duplicated <= 4
+    assert 0 <= duplicated <= 5
     for signal, count in expected.items():
         assert count <= first.records[signal] + second.records[signal]
-    assert (
-        sum(first.records.values()) + sum(second.records.values())
-        <= sum(expected.values()) + duplicated * 2000
-    )
+    assert sum(first.records.values()) + sum(second.records.values()) <= sum(
+        expected.values()
+    ) + duplicated * max(b.records for b in batches)
