@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -13,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from bzrk.demo import SERVICE_NAMES, DemoBatch, generate, incident_window, iter_log_requests
+from bzrk.testing import SRC_DIR
 
 NS = 1_000_000_000
 HOUR = 3600 * NS
@@ -401,3 +405,25 @@ def test_fast_path_with_spans_joins_logs_to_spans() -> None:
     # Replayed traces get fresh identities: user ids in span attributes vary like in logs.
     users = {_attrs(s.attributes).get("enduser.id") for _, s in spans if not s.parent_span_id}
     assert len(users) > 0.5 * sum(1 for _, s in spans if not s.parent_span_id)
+
+
+def test_same_bytes_across_processes_with_other_hash_seeds() -> None:
+    # The loader resumes an interrupted load in a new process by regenerating the same requests.
+    script = (
+        "import hashlib\n"
+        "from bzrk.demo import generate, iter_log_requests\n"
+        f"END = {END}\n"
+        "h = hashlib.sha256()\n"
+        f"for b in generate(END - {HOUR}, END, 9): h.update(b.payload)\n"
+        f"for b in iter_log_requests(END - {HOUR}, END, 9, records=3000, spans=True): h.update(b.payload)\n"
+        "print(h.hexdigest())\n"
+    )
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(SRC_DIR)}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
