@@ -37,8 +37,8 @@ RETRYABLE = (429, 502, 503, 504)
 MAX_ATTEMPTS = 8
 MAX_RETRY_WAIT_S = 30.0
 CONCURRENCY = 4
-# The demo's size: ~120 k rows for 24 h (ingest on 2 busy cores takes ~3 k rows/s).
-DEMO_SCALE = 0.6
+# The demo's size: ~150 k rows for 24 h (ingest on 2 busy cores takes ~3 k rows/s).
+DEMO_SCALE = 0.5
 DEMO_METRIC_INTERVAL_S = 120
 
 

@@ -75,9 +75,9 @@ class TraceSimulator(TraceBuilder):
         self.deadlock_slots = sorted(deadlock_slots or [])
         self._flows: list[tuple[float, Callable[[OpenSpan], int], str, str]] = [
             (0.30, self._flow_home, "GET", "/"),
-            (0.33, self._flow_product, "GET", "/product/{id}"),
+            (0.30, self._flow_product, "GET", "/product/{id}"),
             (0.14, self._flow_add_to_cart, "POST", "/cart"),
-            (0.06, self._flow_checkout, "POST", "/checkout"),
+            (0.09, self._flow_checkout, "POST", "/checkout"),
             (0.08, self._flow_login, "POST", "/login"),
             (0.09, self._flow_search, "GET", "/search"),
         ]
@@ -450,7 +450,7 @@ class TraceSimulator(TraceBuilder):
             )
             if deadlock:
                 self.deadlock_slots.pop(0)
-            lock_fail = self._incident and (deadlock or rng.random() < 0.45)
+            lock_fail = self._incident and (deadlock or rng.random() < 0.6)
             update = self._db(
                 server, "UPDATE", "payments",
                 "UPDATE payments SET status = 'captured', captured_at = now() WHERE id = ?",
