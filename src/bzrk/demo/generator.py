@@ -171,7 +171,8 @@ def generate(
     for minute in _minutes(start_ns, end_ns):
         lo, hi = _covered(minute, start_ns, end_ns)
         rate = PEAK_TRACES_PER_MINUTE * scale * diurnal_factor(minute) * (hi - lo) / MINUTE_NS
-        _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
+        if "logs" in wanted or "traces" in wanted:
+            _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
         if "logs" in wanted:
             logs.add(sim.logs)
             logs.add(background.minute(minute))

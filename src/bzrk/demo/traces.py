@@ -563,19 +563,16 @@ class TraceSimulator(TraceBuilder):
             self._close(consumer, 0.2)
             self._async_end = consumer.end
 
+        def read_cart(server: OpenSpan) -> int:
+            self._cache(server, "HGETALL", f"cart:{self._user_id}")
+            return 200
+
         def checkout(server: OpenSpan) -> int:
             self._log(
                 server, INFO, f"Placing order {order} for user {self._user_id}: {items} items, total {amount} EUR",
                 log_attrs(("order.id", order), ("user.id", self._user_id), ("order.items", items), ("order.amount", amount)),
             )  # fmt: skip
-            self._call(
-                server,
-                "cart",
-                "GET",
-                "/cart/{userId}",
-                f"/cart/{self._user_id}",
-                lambda s: (self._cache(s, "HGETALL", f"cart:{self._user_id}"), 200)[1],
-            )
+            self._call(server, "cart", "GET", "/cart/{userId}", f"/cart/{self._user_id}", read_cart)
             if rng.random() < 0.002:
                 self._fail(
                     server,
