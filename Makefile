@@ -59,5 +59,9 @@ bench-quick: install
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench --rows 1000000
 
+## mcp-conformance: official MCP conformance suite + MCP Inspector CLI against a real bzrk dev
+mcp-conformance: install
+	PYTHON=$(CURDIR)/$(BIN)/python scripts/mcp_conformance.sh
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build dist src/*.egg-info

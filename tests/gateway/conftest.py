@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from bzrk.auth.internal import InternalKeys, InvalidInternalToken, verify_internal_token
 from bzrk.gateway.app import create_app
-from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.config import GatewayConfig, Limits
 from bzrk.meta.store import MetaStore
 from bzrk.server import bootstrap
 from bzrk.server.context import AppContext
@@ -141,6 +141,9 @@ class EchoUpstream:
         return Starlette(routes=[Route("/{path:path}", self.echo, methods=methods)])
 
 
+TEST_MAX_BODY = 256 * 1024
+
+
 @dataclass
 class Env:
     ctx: AppContext
@@ -171,7 +174,9 @@ def env(tmp_path: Path) -> Iterator[Env]:
     server = ServerThread().start(upstream.app())
     for key in ("query", "otlp_http", "ui"):
         ctx.addresses[key] = server.url
-    config = GatewayConfig(allow_loopback_metadata_documents=True)
+    config = GatewayConfig(
+        limits=Limits(max_body_bytes=TEST_MAX_BODY), allow_loopback_metadata_documents=True
+    )
     yield Env(ctx, creds, upstream, create_app(ctx, config))
     upstream.release.set()
     server.stop()

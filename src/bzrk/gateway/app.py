@@ -77,19 +77,10 @@ def _json_error(status: int, code: str, message: str) -> Response:
 
 
 async def _grpc_status(send: Send, code: int, message: str) -> None:
-    """A trailers-only gRPC response (HTTP 200, status in the headers)."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/grpc"),
-                (b"grpc-status", str(code).encode()),
-                (b"grpc-message", message.encode("ascii", "replace")),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": b""})
+    """A status-only gRPC response; the status travels in trailers (see grpc_forward)."""
+    from bzrk.gateway.grpc_forward import send_status
+
+    await send_status(send, code, message)
 
 
 class GatewayApp:

@@ -118,6 +118,7 @@ def routes(state: GatewayState) -> list[Route]:
                         }
                     },
                     status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="bzrk"'},
                 )
             return login_page(
                 state, data.get("next", "/"), error="Wrong username or password.", status=401

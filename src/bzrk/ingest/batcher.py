@@ -3,7 +3,7 @@
 chDB ignores ``async_insert``, so bzrk batches itself: every request's rows join the pending
 batch of their table, and the request waits until the INSERT holding them has returned (the
 part is fsync'd). A batch is written when it reaches ``max_rows`` or ``max_wait_s`` after its
-first row arrived; one INSERT per table runs at a time while the next batch fills.
+first row arrived; up to two INSERTs per table run at once while the next batch fills.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class Batching:
 class TableBatcher:
     """Collects rows for one ClickHouse table and writes them in batches."""
 
+    CONCURRENT_INSERTS = 2
+
     def __init__(self, qualified_table: str, write: WriteFn, batching: Batching) -> None:
         self.qualified_table = qualified_table
         self._write = write
@@ -38,6 +40,7 @@ class TableBatcher:
         self._first_at: float | None = None
         self._arrived = asyncio.Event()
         self._closed = False
+        self._slots = asyncio.Semaphore(self.CONCURRENT_INSERTS)
         self._task = asyncio.create_task(self._run(), name=f"batcher {qualified_table}")
 
     @property
@@ -59,10 +62,11 @@ class TableBatcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        writing: set[asyncio.Task[None]] = set()
         while True:
             if not self._rows:
                 if self._closed:
-                    return
+                    break
                 self._arrived.clear()
                 await self._arrived.wait()
                 continue
@@ -75,18 +79,29 @@ class TableBatcher:
                 self._arrived.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(), remaining)
+            # Two inserts may overlap: one waits on fsync while the next one parses.
+            await self._slots.acquire()
             rows, waiters = self._rows, self._waiters
             self._rows, self._waiters, self._first_at = [], [], None
-            try:
-                await asyncio.to_thread(self._write, self.qualified_table, rows)
-            except Exception as exc:  # every waiter learns the failure; none is acknowledged
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_exception(exc)
-            else:
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
+            task = asyncio.create_task(self._flush(rows, waiters))
+            writing.add(task)
+            task.add_done_callback(writing.discard)
+        if writing:
+            await asyncio.gather(*writing)
+
+    async def _flush(self, rows: list[Row], waiters: list[asyncio.Future[None]]) -> None:
+        try:
+            await asyncio.to_thread(self._write, self.qualified_table, rows)
+        except Exception as exc:  # every waiter learns the failure; none is acknowledged
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+        else:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+        finally:
+            self._slots.release()
 
     async def close(self) -> None:
         """Write what is pending, then stop."""

@@ -191,7 +191,7 @@ async def run(
             ctx.backend = await asyncio.to_thread(_open_backend, settings)
             stack.callback(ctx.backend.close)
         if "query" in services:
-            from bzrk.engine.service import create_executor
+            from bzrk.server.executor import create_executor
 
             ctx.executor = create_executor(ctx)
         for service in services:

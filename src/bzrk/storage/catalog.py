@@ -17,7 +17,7 @@ from typing import Any
 from bzrk.engine.backends.base import Backend
 from bzrk.engine.errors import EngineError
 from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
-from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, TableRow
+from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, NotFound, TableRow
 from bzrk.storage.naming import TableNaming, check_name, quote_identifier
 from bzrk.storage.schema import (
     COLUMNS,
@@ -181,6 +181,14 @@ class StorageCatalog:
         with self._lock:
             self._resolved[key] = (now, resolved)
         return resolved
+
+    def has_database(self, database: str) -> bool:
+        """Whether ``database`` (name or id) exists."""
+        try:
+            self.meta.get_database(database)
+        except NotFound:
+            return False
+        return True
 
     def qualified_name(self, database: str, table: str) -> str:
         return self.resolve(database, table).qualified_name

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from typing import Any
 
@@ -19,6 +18,7 @@ from bzrk.api.mcp.results import Snapshot, SnapshotFolder, table_json, table_tex
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.events import Done, Error, Location, Metadata, Progress
 from bzrk.engine.request import QueryRequest, ResultLimits
+from bzrk.engine.stop import StopPredicateError, parse_stop_when
 
 DEFAULT_SINCE = "1h ago"
 DEFAULT_MAX_ROWS = 100
@@ -29,11 +29,6 @@ PROGRESS_INTERVAL_S = 0.25
 COVERAGE_MARKS = (0.25, 0.5, 0.75)
 MAX_SAMPLED_SNAPSHOTS = 6
 PREVIEW_ROWS = 3
-
-_STOP_WHEN = re.compile(
-    r"^\s*(?P<ident>[A-Za-z_$][\w.$]*|\[\s*'[^']*'\s*\]|\[\s*\"[^\"]*\"\s*\])\s*"
-    r"(?P<op>>=|<=|==|!=|>|<)\s*(?P<num>[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$"
-)
 
 DESCRIPTION = """Run a KQL query against one bzrk database over a time window and return its result.
 
@@ -183,12 +178,11 @@ def location_json(location: Location | None) -> dict[str, int] | None:
 
 
 def check_stop_when(text: str) -> None:
-    if not _STOP_WHEN.match(text):
-        raise ToolError(
-            f"invalid stop_when {text!r}: expected '<ident> <op> <number>' where ident is rows or "
-            'a column name and op is one of >=, <=, >, <, ==, != (e.g. "rows >= 1")',
-            code="InvalidStopWhen",
-        )
+    """Refuse a malformed predicate before the run starts (the engine applies it)."""
+    try:
+        parse_stop_when(text)
+    except StopPredicateError as exc:
+        raise ToolError(f'{exc} (e.g. "rows >= 1")', code="InvalidStopWhen") from None
 
 
 class Reporter:

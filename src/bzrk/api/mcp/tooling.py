@@ -76,6 +76,8 @@ class Tool:
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.input_schema = portable(self.input_schema)
+        self.output_schema = portable(self.output_schema)
         Draft202012Validator.check_schema(self.input_schema)
         Draft202012Validator.check_schema(self.output_schema)
         self.validator = Draft202012Validator(self.input_schema)
@@ -106,6 +108,20 @@ class Tool:
             prefix = f"argument {where!r}: " if where else ""
             raise ToolError(f"invalid arguments for {self.name}: {prefix}{first.message}")
         return arguments
+
+
+def portable(schema: Any) -> Any:
+    """Spell nullable types as ``anyOf`` branches (single-``type`` dialects reject type lists)."""
+    if isinstance(schema, list):
+        return [portable(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: portable(value) for key, value in schema.items()}
+    types = out.get("type")
+    if isinstance(types, list):
+        del out["type"]
+        return {"anyOf": [{"type": t} for t in types], **out}
+    return out
 
 
 def result_payload(outcome: ToolOutcome) -> dict[str, Any]:

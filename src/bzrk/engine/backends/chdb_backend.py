@@ -18,7 +18,7 @@ from typing import Any
 import chdb
 import pyarrow as pa
 
-from bzrk.engine.backends.base import QuerySettings
+from bzrk.engine.backends.base import QuerySettings, RawSetting, ScanStats
 from bzrk.engine.errors import map_backend_errors
 
 _QID_MARKER = "bzrk_qid:"
@@ -34,7 +34,9 @@ def _settings_clause(settings: QuerySettings | None) -> str:
     for key, value in settings.as_clickhouse().items():
         if not key.replace("_", "").isalnum():
             raise ValueError(f"bad setting name {key!r}")
-        if isinstance(value, str):
+        if isinstance(value, RawSetting):
+            parts.append(f"{key} = {value}")
+        elif isinstance(value, str):
             escaped = value.replace("\\", "\\\\").replace("'", "\\'")
             parts.append(f"{key} = '{escaped}'")
         else:
@@ -113,6 +115,20 @@ class ChdbBackend:
             _tag(sql, query_id) + _settings_clause(settings), "ArrowTable", query_id
         )
         return result
+
+    def query_arrow_stats(
+        self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
+    ) -> tuple[pa.Table, ScanStats]:
+        """Like :meth:`query_arrow`, plus what the query read from storage."""
+        result = self._run(_tag(sql, query_id) + _settings_clause(settings), "Arrow", query_id)
+        payload = result.bytes()
+        table = pa.ipc.open_file(pa.py_buffer(payload)).read_all()
+        stats = ScanStats(
+            rows_read=int(result.storage_rows_read()),
+            bytes_read=int(result.storage_bytes_read()),
+            elapsed_ns=int(result.elapsed() * 1e9),
+        )
+        return table, stats
 
     def stream_arrow(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None

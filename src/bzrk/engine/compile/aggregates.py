@@ -1,0 +1,346 @@
+"""KQL aggregate functions → ClickHouse aggregates, and their default result names.
+
+``make_list`` skips nulls (``groupArray`` does too), ``count()`` counts rows, ``dcount`` uses
+``uniqCombined64`` (exact for small sets, bounded memory for large ones), and list/set/bag
+results are dynamic JSON text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.typed import T, Typed, cast_to, lit, to_json, to_string
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.expressions import ExprCompiler
+
+AggBuilder = Callable[["ExprCompiler", list[Typed], K.Call], Typed]
+AGGREGATES: dict[str, AggBuilder] = {}
+
+NAME_PREFIX = {
+    "make_list": "list",
+    "make_list_if": "list",
+    "make_list_with_nulls": "list",
+    "make_set": "set",
+    "make_set_if": "set",
+    "make_bag": "bag",
+    "make_bag_if": "bag",
+    "take_any": "any",
+    "take_anyif": "anyif",
+    "dcount_hll": "dcount_hll",
+}
+
+
+def agg(names: str, builder: AggBuilder) -> None:
+    for name in names.split():
+        AGGREGATES[name] = builder
+
+
+def _cond(c: ExprCompiler, value: Typed) -> S.Expr:
+    return T("ifNull({0}, false)", c.as_bool(value))
+
+
+def _sum_type(t: str) -> str:
+    return {
+        "int": "long",
+        "long": "long",
+        "real": "real",
+        "decimal": "decimal",
+        "timespan": "timespan",
+        "bool": "long",
+    }.get(t, "real")
+
+
+def _sum(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = a[0]
+    if x.type == "dynamic":
+        x = cast_to(x, "real")
+    rtype = _sum_type(x.type)
+    fname = "toInt64" if rtype in ("long", "timespan") else ("toFloat64" if rtype == "real" else "")
+    inner = T("sum({0})", x.sql)
+    return Typed(T(fname + "({0})", inner) if fname else inner, rtype)
+
+
+def _sumif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = a[0]
+    rtype = _sum_type(x.type)
+    fname = "toInt64" if rtype in ("long", "timespan") else "toFloat64"
+    return Typed(T(fname + "(sumIf({0}, {1}))", x.sql, _cond(c, a[1])), rtype)
+
+
+def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = a[0]
+    if x.type == "datetime":
+        return Typed(
+            T(
+                "reinterpret(toInt64(avg(reinterpretAsInt64({0}))), 'DateTime64(7, \\'UTC\\')')",
+                x.sql,
+            ),
+            "datetime",
+        )
+    if x.type == "timespan":
+        return Typed(T("toInt64(avg({0}))", x.sql), "timespan")
+    return Typed(T("avg({0})", cast_to(x, "real").sql), "real")
+
+
+def _avgif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("avgIf({0}, {1})", cast_to(a[0], "real").sql, _cond(c, a[1])), "real")
+
+
+def _minmax(fname: str) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        x = a[0]
+        if x.type == "string":
+            return Typed(T(fname + "If({0}, {0} != '')", x.sql), "string")
+        if x.type == "dynamic":
+            x = cast_to(x, "real")
+        return Typed(T(fname + "({0})", x.sql), x.type)
+
+    return build
+
+
+def _minmaxif(fname: str) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        return Typed(T(fname + "If({0}, {1})", a[0].sql, _cond(c, a[1])), a[0].type)
+
+    return build
+
+
+def _skip_null_json(x: Typed) -> S.Expr:
+    if x.type == "dynamic":
+        return T("nullIf({0}, 'null')", x.sql)
+    return to_json(x)
+
+
+def _json_list(items: S.Expr) -> S.Expr:
+    return T("concat('[', arrayStringConcat({0}, ','), ']')", items)
+
+
+def _limit(a: list[Typed], i: int) -> str:
+    if (
+        len(a) > i
+        and isinstance(a[i].sql, S.Template)
+        and a[i].sql.args
+        and isinstance(a[i].sql.args[0], S.Lit)
+    ):
+        return str(int(a[i].sql.args[0].value))
+    return "1048576"
+
+
+def _make_list(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
+        _json_list(T("groupArray(" + _limit(a, 1) + ")({0})", _skip_null_json(a[0]))), "dynamic"
+    )
+
+
+def _make_list_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
+        _json_list(
+            T("groupArrayIf(" + _limit(a, 2) + ")({0}, {1})", _skip_null_json(a[0]), _cond(c, a[1]))
+        ),
+        "dynamic",
+    )
+
+
+def _make_list_with_nulls(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(_json_list(T("groupArray(ifNull({0}, 'null'))", to_json(a[0]))), "dynamic")
+
+
+def _set_items(x: Typed) -> S.Expr:
+    # make_set of arrays collects their elements.
+    if x.type == "dynamic":
+        return T(
+            "arrayFlatten(groupArray(if(isNull({0}), emptyArrayString(), "
+            "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))))",
+            _skip_null_json(x),
+        )
+    return T("groupArray({0})", _skip_null_json(x))
+
+
+def _make_set(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
+        _json_list(T("arraySlice(arrayDistinct({0}), 1, " + _limit(a, 1) + ")", _set_items(a[0]))),
+        "dynamic",
+    )
+
+
+def _make_set_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
+        _json_list(
+            T(
+                "arraySlice(arrayDistinct(groupArrayIf({0}, {1})), 1, " + _limit(a, 2) + ")",
+                _skip_null_json(a[0]),
+                _cond(c, a[1]),
+            )
+        ),
+        "dynamic",
+    )
+
+
+_BAG_OF_PAIRS = (
+    "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
+    "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, arrayEnumerate({0}))), ','), '}}')"
+)
+
+
+def _make_bag(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    pairs = T(
+        "arrayFlatten(groupArray(JSONExtractKeysAndValuesRaw(ifNull({0}, '{{}}'))))", a[0].sql
+    )
+    return Typed(T(_BAG_OF_PAIRS.replace("{0}", "{0}"), pairs), "dynamic")
+
+
+def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    pairs = T(
+        "arrayFlatten(groupArrayIf(JSONExtractKeysAndValuesRaw(ifNull({0}, '{{}}')), {1}))",
+        a[0].sql,
+        _cond(c, a[1]),
+    )
+    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+
+
+def _count(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    # Kusto's count(x) counts rows, nulls included (verified against the emulator).
+    return Typed(T("toInt64(count())"), "long")
+
+
+def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("toInt64(uniqExact({0}))", a[0].sql), "long")
+
+
+def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("toInt64(uniqExactIf({0}, {1}))", a[0].sql, _cond(c, a[1])), "long")
+
+
+def _stat(fname: str) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        return Typed(T(fname + "({0})", cast_to(a[0], "real").sql), "real")
+
+    return build
+
+
+def _statif(fname: str) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        return Typed(T(fname + "If({0}, {1})", cast_to(a[0], "real").sql, _cond(c, a[1])), "real")
+
+    return build
+
+
+def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = a[0]
+    p = cast_to(a[1], "real").sql
+    if not isinstance(p, S.Template) or not p.args or not isinstance(p.args[0], S.Lit):
+        pv = p
+    else:
+        pv = S.Lit(float(p.args[0].value) / 100.0)
+    if x.type == "datetime":
+        return Typed(
+            T(
+                "reinterpret(toInt64(quantileExactLow({0})(reinterpretAsInt64({1}))), 'DateTime64(7, \\'UTC\\')')",
+                pv,
+                x.sql,
+            ),
+            "datetime",
+        )
+    return Typed(
+        S.Func("quantileExactLow", [x.sql], params=[pv]),
+        x.type if x.type in ("int", "long", "real", "timespan") else "real",
+    )
+
+
+def _take_any(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    x = a[0]
+    if x.type == "string":
+        return Typed(T("anyIf({0}, {0} != '')", x.sql), "string")
+    return Typed(T("any({0})", x.sql), x.type)
+
+
+def _take_anyif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("anyIf({0}, {1})", a[0].sql, _cond(c, a[1])), a[0].type)
+
+
+def _countif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("toInt64(countIf({0}))", _cond(c, a[0])), "long")
+
+
+def _logical(fname: str) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        return Typed(T(fname + "({0})", cast_to(a[0], "long").sql), "long")
+
+    return build
+
+
+agg("count", _count)
+agg("countif", _countif)
+agg("sum", _sum)
+agg("sumif", _sumif)
+agg("avg", _avg)
+agg("avgif", _avgif)
+agg("min", _minmax("min"))
+agg("max", _minmax("max"))
+agg("minif", _minmaxif("min"))
+agg("maxif", _minmaxif("max"))
+agg("dcount", _dcount)
+agg("dcountif", _dcountif)
+agg("make_list", _make_list)
+agg("make_list_if", _make_list_if)
+agg("make_list_with_nulls", _make_list_with_nulls)
+agg("make_set", _make_set)
+agg("make_set_if", _make_set_if)
+agg("make_bag", _make_bag)
+agg("make_bag_if", _make_bag_if)
+agg("stdev", _stat("stddevSamp"))
+agg("stdevp", _stat("stddevPop"))
+agg("variance", _stat("varSamp"))
+agg("variancep", _stat("varPop"))
+agg("stdevif", _statif("stddevSamp"))
+agg("stdevpif", _statif("stddevPop"))
+agg("varianceif", _statif("varSamp"))
+agg("variancepif", _statif("varPop"))
+agg("percentile", _percentile)
+agg("take_any any", _take_any)
+agg("take_anyif anyif", _take_anyif)
+agg("binary_all_and", _logical("groupBitAnd"))
+agg("binary_all_or", _logical("groupBitOr"))
+agg("binary_all_xor", _logical("groupBitXor"))
+
+MULTI_COLUMN = frozenset({"arg_max", "arg_min", "percentiles", "take_any"})
+
+
+def default_name(call: K.Call) -> str:
+    """KQL's name for an unnamed aggregate: ``count_``, ``sum_x``, ``list_x``, ``percentile_x_50``."""
+    prefix = NAME_PREFIX.get(call.name, call.name)
+    first = call.args[0] if call.args else None
+    column = first.name if isinstance(first, K.NameRef) else ""
+    return f"{prefix}_{column}"
+
+
+class AggregateContext:
+    """Lets the expression compiler turn aggregate calls into aggregate SQL inside summarize."""
+
+    def __init__(self, row_scope_compiler: Callable[[], ExprCompiler]) -> None:
+        self._row = row_scope_compiler
+
+    def try_aggregate(self, c: ExprCompiler, node: K.Call) -> Typed | None:
+        builder = AGGREGATES.get(node.name)
+        if builder is None:
+            return None
+        row = self._row()
+        args = [row.compile(a) for a in node.args if not isinstance(a, K.Star)]
+        try:
+            return builder(c, args, node)
+        except IndexError as exc:
+            raise unsupported(
+                node, f"wrong number of arguments to '{node.name}'", code="WrongArgumentCount"
+            ) from exc
+
+
+def is_aggregate(name: str) -> bool:
+    return name in AGGREGATES or name in MULTI_COLUMN
+
+
+__all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]

@@ -1,0 +1,1215 @@
+"""KQL scalar functions → ClickHouse expressions: one table entry per function.
+
+Most entries are :func:`fn` records — a SQL template written here, the result type, and how
+each argument is converted first (``s`` string, ``r`` real, ``l`` long, ``.`` as is; the last
+code repeats for variadic functions). Functions whose translation depends on argument types
+get a small builder. Nothing here sees user text: arguments arrive as typed SQL nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.typed import (
+    T,
+    Typed,
+    cast_to,
+    dynamic_string,
+    from_dynamic,
+    from_ticks,
+    json_or_null_literal,
+    lit,
+    ticks,
+    to_json,
+    to_string,
+    typed_null,
+    widest,
+)
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.expressions import ExprCompiler
+    from bzrk.kql import syntax as K
+
+Builder = Callable[["ExprCompiler", list[Typed], "K.Call"], Typed]
+FUNCTIONS: dict[str, Builder] = {}
+
+TICKS_PER_DAY = 864_000_000_000
+
+
+def _convert(value: Typed, code: str) -> Typed:
+    if code == "s":
+        return Typed(to_string(value), "string")
+    if code == "r":
+        return cast_to(value, "real")
+    if code == "l":
+        return cast_to(value, "long")
+    if code == "i":
+        return cast_to(value, "int")
+    if code == "j":
+        return Typed(to_json(value), "dynamic")
+    return value
+
+
+def fn(template: str, result: str | Callable[[list[Typed]], str], conv: str = "") -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        converted = [
+            _convert(a, conv[min(i, len(conv) - 1)] if conv else ".") for i, a in enumerate(args)
+        ]
+        rtype = result(args) if callable(result) else result
+        return Typed(T(template, *(a.sql for a in converted)), rtype)
+
+    return build
+
+
+def reg(names: str, builder: Builder) -> None:
+    for name in names.split():
+        FUNCTIONS[name] = builder
+
+
+def same(i: int = 0) -> Callable[[list[Typed]], str]:
+    return lambda args: args[i].type
+
+
+def wide(args: list[Typed]) -> str:
+    return widest(*(a.type for a in args))
+
+
+# --- strings -------------------------------------------------------------------------------
+reg("strlen", fn("toInt64(lengthUTF8({0}))", "long", "s"))
+reg("toupper", fn("upperUTF8({0})", "string", "s"))
+reg("tolower", fn("lowerUTF8({0})", "string", "s"))
+reg("reverse", fn("reverseUTF8({0})", "string", "s"))
+reg("strrep", fn("repeat({0}, toUInt64(greatest({1}, 0)))", "string", "sl"))
+reg("repeat", fn("toJSONString(arrayResize(emptyArrayString(), 0))", "dynamic"))
+reg("replace_string", fn("replaceAll({0}, {1}, {2})", "string", "s"))
+reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", "string", "s"))
+reg("url_encode url_encode_component", fn("encodeURLComponent({0})", "string", "s"))
+reg("url_decode", fn("decodeURLComponent({0})", "string", "s"))
+reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", "string", "s"))
+reg("base64_decode_tostring base64_decodestring", fn("tryBase64Decode({0})", "string", "s"))
+reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", "long", "s"))
+reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", "bool", "s"))
+reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
+reg(
+    "regex_quote",
+    fn(
+        "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{}])', '\\\\\\\\\\\\1')", "string", "s"
+    ),
+)
+reg("countof", fn("toInt64(countSubstrings({0}, {1}))", "long", "s"))
+reg("translate", fn("translateUTF8({2}, {0}, {1})", "string", "s"))
+reg("hash_md5", fn("lower(hex(MD5({0})))", "string", "s"))
+reg("hash_sha256", fn("lower(hex(SHA256({0})))", "string", "s"))
+reg("hash_sha1", fn("lower(hex(SHA1({0})))", "string", "s"))
+
+
+def _strcat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    if not args:
+        return Typed(lit(""), "string")
+    return Typed(S.Func("concat", [to_string(a) for a in args] + [lit("")]), "string")
+
+
+def _strcat_delim(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    items = [to_string(a) for a in args[1:]]
+    return Typed(
+        S.Func("arrayStringConcat", [S.Func("array", items), to_string(args[0])]), "string"
+    )
+
+
+reg("strcat", _strcat)
+reg("strcat_delim", _strcat_delim)
+
+
+def _substring(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    s = to_string(args[0])
+    start = cast_to(args[1], "long").sql
+    if len(args) > 2:
+        length = cast_to(args[2], "long").sql
+        return Typed(
+            T(
+                "substringUTF8({0}, toInt64(greatest({1}, 0) + 1), toUInt64(greatest({2} + least({1}, 0), 0)))",
+                s,
+                start,
+                length,
+            ),
+            "string",
+        )
+    return Typed(T("substringUTF8({0}, toInt64(greatest({1}, 0) + 1))", s, start), "string")
+
+
+reg("substring", _substring)
+
+
+def _indexof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    s, needle = to_string(args[0]), to_string(args[1])
+    start = cast_to(args[2], "long").sql if len(args) > 2 else lit(0)
+    return Typed(
+        T(
+            "if({1} = '' , toInt64({2}), toInt64(positionUTF8({0}, {1}, toUInt64(greatest({2}, 0) + 1))) - 1)",
+            s,
+            needle,
+            start,
+        ),
+        "long",
+    )
+
+
+reg("indexof", _indexof)
+
+
+def _trim(side: str) -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        pattern, s = to_string(args[0]), to_string(args[1])
+        if side == "both":
+            regex = T("concat('^(', {0}, ')+|(', {0}, ')+$')", pattern)
+        elif side == "start":
+            regex = T("concat('^(', {0}, ')+')", pattern)
+        else:
+            regex = T("concat('(', {0}, ')+$')", pattern)
+        return Typed(T("replaceRegexpAll({0}, {1}, '')", s, regex), "string")
+
+    return build
+
+
+reg("trim", _trim("both"))
+reg("trim_start", _trim("start"))
+reg("trim_end", _trim("end"))
+
+
+def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    regex, group, s = to_string(args[0]), cast_to(args[1], "long").sql, to_string(args[2])
+    text = T(
+        "if(match({1}, {0}), arrayElement(arrayConcat([extract({1}, {0})], extractGroups({1}, {0})), "
+        "toInt64({2}) + 1), NULL)",
+        regex,
+        s,
+        group,
+    )
+    # extract(r, 0, s) is the whole match; groups follow.
+    text = T(
+        "if(match({1}, {0}), if(toInt64({2}) = 0, regexpExtract({1}, {0}, 0), "
+        "regexpExtract({1}, {0}, toInt64({2}))), '')",
+        regex,
+        s,
+        group,
+    )
+    if len(args) > 3:
+        return from_dynamic(T("toJSONString({0})", text), c.type_arg(node.args[3]))
+    return Typed(text, "string")
+
+
+reg("extract", _extract)
+reg(
+    "extract_all",
+    fn(
+        "toJSONString(if(length(extractGroups({1}, {0})) > 0, "
+        "CAST(extractAllGroups({1}, {0}) AS Array(Array(String))), "
+        "arrayMap(x -> [x], extractAll({1}, {0}))))",
+        "dynamic",
+        "s",
+    ),
+)
+
+
+def _extract_all(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    regex, s = to_string(args[0]), to_string(args[-1])
+    return Typed(
+        T(
+            "toJSONString(if(countMatches({0}, '\\\\(') - countMatches({0}, '\\\\(\\\\?') - "
+            "countMatches({0}, '\\\\\\\\\\\\(') > 1, "
+            "CAST(arrayMap(g -> CAST(g AS Array(Nullable(String))), extractAllGroupsHorizontal({1}, {0})) AS Array(Array(Nullable(String)))), "
+            "[]) )",
+            regex,
+            s,
+        ),
+        "dynamic",
+    )
+
+
+def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    regex, s = to_string(args[0]), to_string(args[-1])
+    groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
+    return (
+        Typed(
+            T(
+                "toJSONString(if(length({0}) > 0 AND length({0}[1]) = 1, "
+                "CAST(arrayMap(g -> g[1], {0}) AS Array(String)), "
+                "CAST([] AS Array(String))))",
+                groups,
+            ),
+            "dynamic",
+        )
+        if False
+        else Typed(
+            T(
+                "if(length(extractAllGroupsVertical({1}, {0})) = 0, "
+                "if(position({0}, '(') = 0, toJSONString(extractAll({1}, {0})), '[]'), "
+                "if(length(extractAllGroupsVertical({1}, {0})[1]) = 1, "
+                "toJSONString(arrayMap(g -> g[1], extractAllGroupsVertical({1}, {0}))), "
+                "toJSONString(extractAllGroupsVertical({1}, {0}))))",
+                regex,
+                s,
+            ),
+            "dynamic",
+        )
+    )
+
+
+reg("extract_all", _extract_all_simple)
+
+
+def _split(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    s, delim = to_string(args[0]), to_string(args[1])
+    parts = T("splitByString({1}, {0})", s, delim)
+    if len(args) > 2:
+        index = cast_to(args[2], "long").sql
+        return Typed(
+            T(
+                "if(toInt64({1}) < length({0}), toJSONString([arrayElement({0}, toInt64({1}) + 1)]), '[]')",
+                parts,
+                index,
+            ),
+            "dynamic",
+        )
+    return Typed(T("toJSONString({0})", parts), "dynamic")
+
+
+reg("split", _split)
+
+
+def _has_term(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    return c.string_op("has", args[0], args[1])
+
+
+reg("has", _has_term)
+
+# --- type conversions ------------------------------------------------------------------------
+
+
+def _to(kql_type: str) -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        value = args[0]
+        if value.type == kql_type:
+            return value
+        if value.type == "dynamic":
+            return from_dynamic(value.sql, kql_type)
+        if value.type == "string":
+            text = value.sql
+            if kql_type == "long":
+                return Typed(
+                    T("toInt64OrNull(toString(toDecimal128OrNull(trimBoth({0}), 0)))", text), "long"
+                )
+            if kql_type == "int":
+                return Typed(
+                    T("toInt32OrNull(toString(toDecimal128OrNull(trimBoth({0}), 0)))", text), "int"
+                )
+            if kql_type == "real":
+                return Typed(T("toFloat64OrNull(trimBoth({0}))", text), "real")
+            if kql_type == "decimal":
+                return Typed(T("toDecimal128OrNull(trimBoth({0}), 18)", text), "decimal")
+            if kql_type == "bool":
+                return from_dynamic(T("toJSONString({0})", text), "bool")
+            if kql_type == "datetime":
+                return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+            if kql_type == "timespan":
+                return c.parse_timespan(text)
+            if kql_type == "guid":
+                return Typed(T("toUUIDOrNull({0})", text), "guid")
+        if kql_type in ("long", "int", "real", "decimal"):
+            if value.type in ("datetime", "timespan"):
+                base = ticks(value.sql) if value.type == "datetime" else value.sql
+                return cast_to(Typed(base, "long"), kql_type)
+            if value.type == "bool":
+                return cast_to(Typed(T("toInt64({0})", value.sql), "long"), kql_type)
+            if kql_type in ("long", "int") and value.type in ("real", "decimal"):
+                fname = "toInt64OrNull" if kql_type == "long" else "toInt32OrNull"
+                return Typed(
+                    T(
+                        f"if(isFinite(toFloat64({{0}})), {fname}(toString(trunc({{0}}))), NULL)",
+                        value.sql,
+                    ),
+                    kql_type,
+                )
+            return cast_to(value, kql_type)
+        if kql_type == "bool" and value.type in ("int", "long", "real", "decimal"):
+            return Typed(T("({0} != 0)", value.sql), "bool")
+        if kql_type == "datetime" and value.type in ("long", "int"):
+            return Typed(from_ticks(value.sql), "datetime")
+        if kql_type == "timespan" and value.type in ("long", "int", "real"):
+            return Typed(T("toInt64({0})", value.sql), "timespan")
+        if kql_type == "string":
+            return Typed(to_string(value), "string")
+        if kql_type == "dynamic":
+            return Typed(to_json(value), "dynamic")
+        return typed_null(kql_type)
+
+    return build
+
+
+reg("toint", _to("int"))
+reg("tolong toint64", _to("long"))
+reg("todouble toreal", _to("real"))
+reg("todecimal", _to("decimal"))
+reg("tobool toboolean", _to("bool"))
+reg("todatetime", _to("datetime"))
+reg("totimespan", _to("timespan"))
+reg("toguid", _to("guid"))
+reg("tostring", lambda c, a, n: Typed(to_string(a[0]), "string"))
+reg("todynamic parse_json toobject", lambda c, a, n: c.parse_json(a[0]))
+reg("tohex", fn("lower(hex(toInt64({0})))", "string"))
+
+# --- null / emptiness / logic ----------------------------------------------------------------
+
+
+def _isnull(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    v = args[0]
+    if v.type == "string":
+        return Typed(lit(False), "bool")
+    if v.type == "dynamic":
+        return Typed(T("(isNull({0}) OR {0} = 'null')", v.sql), "bool")
+    return Typed(S.IsNull(v.sql), "bool")
+
+
+def _isempty(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    v = args[0]
+    if v.type == "string":
+        return Typed(T("({0} = '')", v.sql), "bool")
+    if v.type == "dynamic":
+        return Typed(T("(isNull({0}) OR {0} IN ('null', '\"\"'))", v.sql), "bool")
+    return Typed(S.IsNull(v.sql), "bool")
+
+
+reg("isnull", _isnull)
+reg("isnotnull", lambda c, a, n: Typed(S.Not(_isnull(c, a, n).sql), "bool"))
+reg("isempty", _isempty)
+reg("isnotempty", lambda c, a, n: Typed(S.Not(_isempty(c, a, n).sql), "bool"))
+reg("not", lambda c, a, n: Typed(S.Not(c.as_bool(a[0])), "bool"))
+
+
+def _iff(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    a, b = c.unify([args[1], args[2]])
+    return Typed(T("if(ifNull({0}, false), {1}, {2})", c.as_bool(args[0]), a.sql, b.sql), a.type)
+
+
+def _case(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    values = c.unify([args[i] for i in range(1, len(args), 2)] + [args[-1]])
+    parts: list[S.Expr] = []
+    for i in range(0, len(args) - 1, 2):
+        parts.append(T("ifNull({0}, false)", c.as_bool(args[i])))
+        parts.append(values[i // 2].sql)
+    parts.append(values[-1].sql)
+    return Typed(S.Func("multiIf", parts), values[-1].type)
+
+
+def _coalesce(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    values = c.unify(args)
+    if values[0].type == "string":
+        expr: S.Expr = values[-1].sql
+        for v in reversed(values[:-1]):
+            expr = T("if({0} != '', {0}, {1})", v.sql, expr)
+        return Typed(expr, "string")
+    if values[0].type == "dynamic":
+        return Typed(
+            S.Func("coalesce", [T("nullIf({0}, 'null')", v.sql) for v in values]), "dynamic"
+        )
+    return Typed(S.Func("coalesce", [v.sql for v in values]), values[0].type)
+
+
+reg("iff iif", _iff)
+reg("case", _case)
+reg("coalesce", _coalesce)
+
+
+def _minmax_of(name: str) -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        values = c.unify(args)
+        # KQL ignores nulls here; ClickHouse least/greatest of a NULL is NULL.
+        expr: S.Expr = values[0].sql
+        for v in values[1:]:
+            expr = T(
+                f"if(isNull({{0}}), {{1}}, if(isNull({{1}}), {{0}}, {name}({{0}}, {{1}})))",
+                expr,
+                v.sql,
+            )
+        return Typed(expr, values[0].type)
+
+    return build
+
+
+reg("max_of", _minmax_of("greatest"))
+reg("min_of", _minmax_of("least"))
+
+# --- math ------------------------------------------------------------------------------------
+reg("abs", fn("abs({0})", same()))
+reg("sqrt", fn("if({0} < 0, nan, sqrt({0}))", "real", "r"))
+reg("exp", fn("exp({0})", "real", "r"))
+reg("exp2", fn("exp2({0})", "real", "r"))
+reg("exp10", fn("exp10({0})", "real", "r"))
+reg("log", fn("if({0} < 0, nan, log({0}))", "real", "r"))
+reg("log2", fn("if({0} < 0, nan, log2({0}))", "real", "r"))
+reg("log10", fn("if({0} < 0, nan, log10({0}))", "real", "r"))
+reg("log1p", fn("log1p({0})", "real", "r"))
+reg("pow", fn("pow({0}, {1})", "real", "r"))
+reg("pi", fn("pi()", "real"))
+reg("sin", fn("sin({0})", "real", "r"))
+reg("cos", fn("cos({0})", "real", "r"))
+reg("tan", fn("tan({0})", "real", "r"))
+reg("asin", fn("asin({0})", "real", "r"))
+reg("acos", fn("acos({0})", "real", "r"))
+reg("atan", fn("atan({0})", "real", "r"))
+reg("atan2", fn("atan2({0}, {1})", "real", "r"))
+reg("cot", fn("1 / tan({0})", "real", "r"))
+reg("degrees", fn("degrees({0})", "real", "r"))
+reg("radians", fn("radians({0})", "real", "r"))
+reg("sign", fn("toFloat64(sign({0}))", "real", "r"))
+reg("isnan", fn("isNaN({0})", "bool", "r"))
+reg("isinf", fn("isInfinite({0})", "bool", "r"))
+reg("isfinite", fn("isFinite({0})", "bool", "r"))
+reg("gamma", fn("tgamma({0})", "real", "r"))
+reg("loggamma", fn("lgamma({0})", "real", "r"))
+reg(
+    "rand",
+    lambda c, a, n: (
+        Typed(T("randCanonical()"), "real")
+        if not a
+        else Typed(T("toInt64(randCanonical() * {0})", a[0].sql), "long")
+    ),
+)
+
+
+def _round(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
+    if x.type in ("int", "long"):
+        return Typed(T("toInt64(round(toFloat64({0}), {1}))", x.sql, digits), x.type)
+    # KQL rounds half away from zero.
+    return Typed(T("round({0}, {1})", cast_to(x, "real").sql, digits), "real")
+
+
+reg("round", _round)
+
+
+def _ceiling(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    return Typed(T("ceil({0})", cast_to(args[0], "real").sql), "real")
+
+
+reg("ceiling", _ceiling)
+
+
+def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = None) -> Typed:
+    """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers."""
+    if value.type == "datetime":
+        step = size.sql if size.type == "timespan" else cast_to(size, "long").sql
+        origin = ticks(at.sql) if at is not None and at.type == "datetime" else lit(0)
+        return (
+            Typed(
+                from_ticks(
+                    T(
+                        "{1} + intDiv({0} - {1} - if(positiveModulo({0} - {1}, {2}) != 0 AND {0} - {1} < 0, {2}, 0), {2}) * {2}",
+                        ticks(value.sql),
+                        origin,
+                        step,
+                    )
+                ),
+                "datetime",
+            )
+            if False
+            else Typed(
+                from_ticks(
+                    T(
+                        "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
+                        ticks(value.sql),
+                        origin,
+                        step,
+                    )
+                ),
+                "datetime",
+            )
+        )
+    if value.type == "timespan":
+        step = size.sql
+        origin = at.sql if at is not None else lit(0)
+        return Typed(
+            T(
+                "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
+                value.sql,
+                origin,
+                step,
+            ),
+            "timespan",
+        )
+    if value.type in ("int", "long") and size.type in ("int", "long"):
+        origin = at.sql if at is not None else lit(0)
+        return Typed(
+            T(
+                "toInt64({1} + ({0} - {1}) - positiveModulo({0} - {1}, {2}))",
+                value.sql,
+                origin,
+                size.sql,
+            ),
+            "long" if value.type == "long" else value.type,
+        )
+    x = cast_to(value, "real").sql
+    origin = cast_to(at, "real").sql if at is not None else lit(0.0)
+    return Typed(
+        T("({1} + floor(({0} - {1}) / {2}) * {2})", x, origin, cast_to(size, "real").sql), "real"
+    )
+
+
+reg(
+    "bin floor",
+    lambda c, a, n: (
+        bin_value(c, a[0], a[1])
+        if len(a) > 1
+        else Typed(T("floor({0})", cast_to(a[0], "real").sql), "real")
+    ),
+)
+reg("bin_at", lambda c, a, n: bin_value(c, a[0], a[1], a[2]))
+
+# --- datetime --------------------------------------------------------------------------------
+reg(
+    "now",
+    lambda c, a, n: Typed(
+        T("now64(7, 'UTC')")
+        if not a
+        else from_ticks(T("reinterpretAsInt64(now64(7, 'UTC')) + {0}", a[0].sql)),
+        "datetime",
+    ),
+)
+reg(
+    "ago",
+    lambda c, a, n: Typed(
+        from_ticks(T("reinterpretAsInt64(now64(7, 'UTC')) - {0}", a[0].sql)), "datetime"
+    ),
+)
+reg("datetime_add", lambda c, a, n: c.datetime_add(a[0], a[1], a[2]))
+reg("datetime_diff", lambda c, a, n: c.datetime_diff(a[0], a[1], a[2]))
+reg("datetime_part", lambda c, a, n: c.datetime_part(a[0], a[1]))
+
+
+def _dt_fn(template: str, result: str = "long") -> Builder:
+    return fn(template, result)
+
+
+reg("getyear", _dt_fn("toInt64(toYear({0}))"))
+reg("getmonth monthofyear", _dt_fn("toInt64(toMonth({0}))"))
+reg("dayofmonth", _dt_fn("toInt64(toDayOfMonth({0}))"))
+reg("dayofyear", _dt_fn("toInt64(toDayOfYear({0}))"))
+reg("hourofday", _dt_fn("toInt64(toHour({0}))"))
+reg("week_of_year", _dt_fn("toInt64(toISOWeek({0}))"))
+reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)", "timespan"))
+reg("startofday", lambda c, a, n: c.start_of("day", a))
+reg("startofweek", lambda c, a, n: c.start_of("week", a))
+reg("startofmonth", lambda c, a, n: c.start_of("month", a))
+reg("startofyear", lambda c, a, n: c.start_of("year", a))
+reg("endofday", lambda c, a, n: c.end_of("day", a))
+reg("endofweek", lambda c, a, n: c.end_of("week", a))
+reg("endofmonth", lambda c, a, n: c.end_of("month", a))
+reg("endofyear", lambda c, a, n: c.end_of("year", a))
+reg(
+    "unixtime_seconds_todatetime",
+    fn(
+        "reinterpret(toInt64(round(toFloat64({0}) * 10000000)), 'DateTime64(7, \\'UTC\\')')",
+        "datetime",
+    ),
+)
+reg(
+    "unixtime_milliseconds_todatetime",
+    fn(
+        "reinterpret(toInt64(round(toFloat64({0}) * 10000)), 'DateTime64(7, \\'UTC\\')')",
+        "datetime",
+    ),
+)
+reg(
+    "unixtime_microseconds_todatetime",
+    fn("reinterpret(toInt64(round(toFloat64({0}) * 10)), 'DateTime64(7, \\'UTC\\')')", "datetime"),
+)
+reg(
+    "unixtime_nanoseconds_todatetime",
+    fn("reinterpret(toInt64(intDiv(toInt64({0}), 100)), 'DateTime64(7, \\'UTC\\')')", "datetime"),
+)
+reg("make_timespan", lambda c, a, n: c.make_timespan(a))
+reg("make_datetime", lambda c, a, n: c.make_datetime(a))
+reg("format_datetime", lambda c, a, n: c.format_datetime(a[0], a[1]))
+reg("format_timespan", lambda c, a, n: c.format_timespan(a[0], a[1]))
+reg(
+    "datetime_utc_to_local",
+    lambda c, a, n: Typed(
+        T(
+            "toDateTime64(toTimeZone({0}, {1}), 7, 'UTC') + toIntervalSecond(timeZoneOffset(toTimeZone({0}, {1})))",
+            a[0].sql,
+            to_string(a[1]),
+        ),
+        "datetime",
+    ),
+)
+reg(
+    "datetime_local_to_utc",
+    lambda c, a, n: Typed(
+        T(
+            "{0} - toIntervalSecond(timeZoneOffset(toDateTime64(toString({0}), 7, {1})))",
+            a[0].sql,
+            to_string(a[1]),
+        ),
+        "datetime",
+    ),
+)
+reg("totimespan", _to("timespan"))
+
+# --- dynamic ---------------------------------------------------------------------------------
+
+
+def _pack_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    items = [json_or_null_literal(a) for a in args]
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat({0}, ','), ']')",
+            S.Func("array", items) if items else T("emptyArrayString()"),
+        ),
+        "dynamic",
+    )
+
+
+def _bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    parts = []
+    for i in range(0, len(args) - 1, 2):
+        parts.append(
+            T(
+                "concat(toJSONString({0}), ':', {1})",
+                to_string(args[i]),
+                json_or_null_literal(args[i + 1]),
+            )
+        )
+    arr = S.Func("array", parts) if parts else T("emptyArrayString()")
+    return Typed(T("concat('{{', arrayStringConcat({0}, ','), '}}')", arr), "dynamic")
+
+
+reg("pack_array", _pack_array)
+reg("bag_pack pack pack_dictionary", _bag_pack)
+reg("array_length", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)", "long"))
+reg(
+    "array_concat",
+    fn("concat('[', arrayStringConcat(arrayFilter(x -> x != '', [{0}]), ','), ']')", "dynamic"),
+)
+
+
+def _array_concat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    inner = [T("arrayStringConcat(JSONExtractArrayRaw({0}), ',')", a.sql) for a in args]
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat(arrayFilter(x -> x != '', {0}), ','), ']')",
+            S.Func("array", inner),
+        ),
+        "dynamic",
+    )
+
+
+reg("array_concat", _array_concat)
+
+
+def _raw_array(x: S.Expr) -> S.Expr:
+    return T("JSONExtractArrayRaw({0})", x)
+
+
+def _json_array(arr: S.Expr) -> S.Expr:
+    return T("concat('[', arrayStringConcat({0}, ','), ']')", arr)
+
+
+def _array_fn(template: str) -> Builder:
+    """A builder over the raw JSON items (Array(String)) of the first argument."""
+
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        rest = [a.sql for a in args[1:]]
+        return Typed(_json_array(T(template, _raw_array(args[0].sql), *rest)), "dynamic")
+
+    return build
+
+
+reg("array_reverse", _array_fn("arrayReverse({0})"))
+reg("array_sort_asc", lambda c, a, n: c.array_sort(a, descending=False))
+reg("array_sort_desc", lambda c, a, n: c.array_sort(a, descending=True))
+reg(
+    "array_slice",
+    _array_fn(
+        "arraySlice({0}, toInt64(if({1} < 0, length({0}) + {1}, {1}) + 1), toInt64(greatest(0, if({2} < 0, length({0}) + {2}, least({2}, length({0}) - 1)) - if({1} < 0, length({0}) + {1}, {1}) + 1)))"
+    ),
+)
+reg("array_shift_left", lambda c, a, n: c.array_shift(a, left=True))
+reg("array_shift_right", lambda c, a, n: c.array_shift(a, left=False))
+reg("array_rotate_left", _array_fn("arrayRotateLeft({0}, toInt64({1}))"))
+reg("array_rotate_right", _array_fn("arrayRotateRight({0}, toInt64({1}))"))
+reg(
+    "array_index_of",
+    lambda c, a, n: Typed(
+        T(
+            "toInt64(indexOf(JSONExtractArrayRaw({0}), {1})) - 1",
+            a[0].sql,
+            json_or_null_literal(a[1]),
+        ),
+        "long",
+    ),
+)
+reg(
+    "array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))", "real")
+)
+reg("array_split", lambda c, a, n: c.array_split(a))
+reg(
+    "set_has_element",
+    lambda c, a, n: Typed(
+        T("has(JSONExtractArrayRaw({0}), {1})", a[0].sql, json_or_null_literal(a[1])), "bool"
+    ),
+)
+reg(
+    "set_union",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayConcat({0}))",
+                S.Func("arrayConcat", [_raw_array(x.sql) for x in a])
+                if len(a) > 1
+                else _raw_array(a[0].sql),
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "set_intersect",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayFilter(x -> "
+                + " AND ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
+                + ", {0}))",
+                *[_raw_array(x.sql) for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "set_difference",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayFilter(x -> NOT ("
+                + " OR ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
+                + "), {0}))",
+                *[_raw_array(x.sql) for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "strcat_array",
+    lambda c, a, n: Typed(
+        T(
+            "arrayStringConcat(arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0})), {1})",
+            a[0].sql,
+            to_string(a[1]),
+        ),
+        "string",
+    ),
+)
+reg(
+    "bag_keys",
+    fn(
+        "concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), JSONExtractKeys({0})), ','), ']')",
+        "dynamic",
+    ),
+)
+reg("bag_has_key", lambda c, a, n: Typed(T("JSONHas({0}, {1})", a[0].sql, to_string(a[1])), "bool"))
+reg("bag_merge", lambda c, a, n: c.bag_merge(a))
+reg(
+    "bag_remove_keys",
+    lambda c, a, n: Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
+            + _DYN_TEXT_K
+            + ", JSONExtractArrayRaw({1})), kv.1), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+            a[0].sql,
+            a[1].sql,
+        ),
+        "dynamic",
+    ),
+)
+reg("gettype", lambda c, a, n: c.gettype(a[0]))
+reg("array_iff array_iif", lambda c, a, n: c.array_iff(a))
+reg(
+    "zip",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayMap(i -> concat('[', arrayStringConcat(["
+                + ", ".join(
+                    f"ifNull(arrayElementOrNull(JSONExtractArrayRaw({{{j}}}), i), 'null')"
+                    for j in range(len(a))
+                )
+                + "], ','), ']'), range(1, greatest("
+                + ", ".join(f"length(JSONExtractArrayRaw({{{j}}}))" for j in range(len(a)))
+                + ") + 1))",
+                *[x.sql for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+
+_DYN_TEXT_X = "if(x = 'null', '', if(JSONType(x) = 'String', JSONExtractString(x), x))"
+_DYN_TEXT_K = "if(JSONType(k) = 'String', JSONExtractString(k), k)"
+
+# --- hashes, guids, misc ---------------------------------------------------------------------
+reg("hash_xxhash64", fn("reinterpretAsInt64(xxHash64({0}))", "long", "s"))
+reg("new_guid", fn("generateUUIDv4()", "guid"))
+reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))", "long"))
+reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))", "long"))
+reg("binary_xor", fn("bitXor(toInt64({0}), toInt64({1}))", "long"))
+reg("binary_not", fn("bitNot(toInt64({0}))", "long"))
+reg("binary_shift_left", fn("bitShiftLeft(toInt64({0}), {1})", "long"))
+reg("binary_shift_right", fn("bitShiftRight(toInt64({0}), {1})", "long"))
+reg("bitset_count_ones", fn("toInt64(bitCount(toInt64({0})))", "long"))
+reg(
+    "ipv4_is_private",
+    fn(
+        "isIPAddressInRange({0}, '10.0.0.0/8') OR isIPAddressInRange({0}, '172.16.0.0/12') OR isIPAddressInRange({0}, '192.168.0.0/16')",
+        "bool",
+        "s",
+    ),
+)
+reg("parse_ipv4", fn("toInt64(IPv4StringToNumOrNull({0}))", "long", "s"))
+reg(
+    "unicode_codepoints_from_string",
+    fn(
+        "toJSONString(arrayMap(ch -> toInt64(ch), arrayMap(x -> unicode(x), splitByRegexp('', {0}))))",
+        "dynamic",
+        "s",
+    ),
+)
+
+
+def names() -> Sequence[str]:
+    return sorted(FUNCTIONS)
+
+
+def lookup(name: str) -> Builder | None:
+    return FUNCTIONS.get(name)
+
+
+__all__ = ["FUNCTIONS", "Builder", "bin_value", "dynamic_string", "lookup"]
+
+
+# --- arrays from ranges, bags from columns, code points ---------------------------------------
+
+
+def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    start, stop = args[0], args[1]
+    step = args[2] if len(args) > 2 else None
+    if start.type == "datetime":
+        step_sql = step.sql if step is not None else S.Lit(TICKS_PER_DAY)
+        items = T(
+            "arrayMap(i -> reinterpret(toInt64(reinterpretAsInt64({0}) + i * {2}), 'DateTime64(7, \\'UTC\\')'), "
+            "range(0, toUInt64(greatest(0, intDiv(reinterpretAsInt64({1}) - reinterpretAsInt64({0}), {2}) + 1))))",
+            start.sql,
+            stop.sql,
+            step_sql,
+        )
+        text = T(
+            "concat('[', arrayStringConcat(arrayMap(d -> concat('\"', formatDateTime(d, '%Y-%m-%dT%H:%i:%S'), '.', "
+            "leftPad(toString(positiveModulo(reinterpretAsInt64(d), 10000000)), 7, '0'), 'Z\"'), {0}), ','), ']')",
+            items,
+        )
+        return Typed(text, "dynamic")
+    kinds = {a.type for a in args}
+    if kinds <= {"int", "long", "timespan"}:
+        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(1)
+        items = T(
+            "arrayMap(i -> toInt64({0} + i * {2}), range(0, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))))",
+            cast_to(start, "long").sql,
+            cast_to(stop, "long").sql,
+            step_sql,
+        )
+        if start.type == "timespan":
+            return Typed(T("toJSONString(arrayMap(t -> " + _TS_JSON + ", {0}))", items), "dynamic")
+        return Typed(T("toJSONString({0})", items), "dynamic")
+    step_sql = cast_to(step, "real").sql if step is not None else S.Lit(1.0)
+    items = T(
+        "arrayMap(i -> {0} + i * {2}, range(0, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))))",
+        cast_to(start, "real").sql,
+        cast_to(stop, "real").sql,
+        step_sql,
+    )
+    return Typed(T("toJSONString({0})", items), "dynamic")
+
+
+_TS_JSON = "toString(t)"
+reg("range", _range_array)
+
+
+def _bag_zip(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    return Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayFilter(x -> x != '', arrayMap(i -> if(JSONType(arrayElement(JSONExtractArrayRaw({0}), i)) = 'String', "
+            "concat(arrayElement(JSONExtractArrayRaw({0}), i), ':', ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null')), ''), "
+            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}')",
+            args[0].sql,
+            args[1].sql,
+        ),
+        "dynamic",
+    )
+
+
+reg("bag_zip", _bag_zip)
+
+
+def _codepoints_to_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    if len(args) == 1 and args[0].type == "dynamic":
+        points = T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", args[0].sql)
+    else:
+        points = S.Func("array", [T("toUInt32({0})", cast_to(a, "long").sql) for a in args])
+    return (
+        Typed(T("arrayStringConcat(arrayMap(p -> char(p), {0}))", points), "string")
+        if False
+        else Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
+    )
+
+
+# char() emits single bytes; build the UTF-8 encoding of each code point by hand.
+_UTF8_CHAR = (
+    "multiIf(p < 128, char(p), p < 2048, char(192 + intDiv(p, 64), 128 + p % 64), "
+    "p < 65536, char(224 + intDiv(p, 4096), 128 + intDiv(p, 64) % 64, 128 + p % 64), "
+    "char(240 + intDiv(p, 262144), 128 + intDiv(p, 4096) % 64, 128 + intDiv(p, 64) % 64, 128 + p % 64))"
+)
+reg("unicode_codepoints_to_string", _codepoints_to_string)
+
+
+def _strrep(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    s = to_string(args[0])
+    n = cast_to(args[1], "long").sql
+    delim = to_string(args[2]) if len(args) > 2 else S.Lit("")
+    return Typed(
+        T(
+            "arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), {2})",
+            s,
+            n,
+            delim,
+        ),
+        "string",
+    )
+
+
+reg("strrep", _strrep)
+
+
+def _tohex(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    digits = "lower(hex(toInt64({0})))" if x.type != "int" else "lower(hex(toInt32({0})))"
+    text = T("if(isNull({0}), '', replaceRegexpOne(" + digits + ", '^0+(.)', '\\\\1'))", x.sql)
+    if len(args) > 1:
+        return Typed(
+            T(
+                "leftPad({0}, toUInt64(greatest(length({0}), {1})), '0')",
+                text,
+                cast_to(args[1], "long").sql,
+            ),
+            "string",
+        )
+    return Typed(text, "string")
+
+
+reg("tohex", _tohex)
+
+
+def _toguid(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    if x.type == "guid":
+        return x
+    text = to_string(x)
+    hexed = T("replaceAll(trimBoth({0}), '-', '')", text)
+    return Typed(
+        T(
+            "if(match({0}, '^[0-9a-fA-F]{{32}}$'), toUUIDOrNull(concat(substring({0}, 1, 8), '-', substring({0}, 9, 4), '-', "
+            "substring({0}, 13, 4), '-', substring({0}, 17, 4), '-', substring({0}, 21, 12))), NULL)",
+            hexed,
+        ),
+        "guid",
+    )
+
+
+reg("toguid", _toguid)
+
+# --- IPv4 ------------------------------------------------------------------------------------
+
+
+def _cidr(prefix: S.Expr) -> S.Expr:
+    return T("if(position({0}, '/') > 0, {0}, concat({0}, '/32'))", prefix)
+
+
+def _ip_address(ip: S.Expr) -> S.Expr:
+    return T("splitByChar('/', {0})[1]", ip)
+
+
+reg(
+    "ipv4_is_in_range",
+    lambda c, a, n: Typed(
+        T("isIPAddressInRange({0}, {1})", _ip_address(to_string(a[0])), _cidr(to_string(a[1]))),
+        "bool",
+    ),
+)
+reg(
+    "ipv4_is_in_any_range",
+    lambda c, a, n: Typed(
+        T(
+            "arrayExists(r -> isIPAddressInRange({0}, if(position(r, '/') > 0, r, concat(r, '/32'))), {1})",
+            _ip_address(to_string(a[0])),
+            T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
+            if a[1].type == "dynamic" and len(a) == 2
+            else S.Func("array", [to_string(x) for x in a[1:]]),
+        ),
+        "bool",
+    ),
+)
+
+
+def _ipv4_num(ip: S.Expr) -> S.Expr:
+    return T("toInt64(IPv4StringToNumOrNull(splitByChar('/', {0})[1]))", ip)
+
+
+def _ipv4_masked(ip: S.Expr, bits: S.Expr | None = None) -> S.Expr:
+    mask_bits = T("if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32)", ip)
+    if bits is not None:
+        mask_bits = T("least({0}, toInt64({1}))", mask_bits, bits)
+    return T(
+        "bitAnd({0}, bitShiftLeft(toInt64(4294967295), 32 - {1}) % 4294967296)",
+        _ipv4_num(ip),
+        mask_bits,
+    )
+
+
+reg("parse_ipv4", lambda c, a, n: Typed(_ipv4_masked(to_string(a[0])), "long"))
+reg(
+    "parse_ipv4_mask",
+    lambda c, a, n: Typed(_ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql), "long"),
+)
+reg(
+    "ipv4_compare",
+    lambda c, a, n: Typed(
+        T(
+            "toInt64(sign({0} - {1}))",
+            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+        ),
+        "long",
+    ),
+)
+reg(
+    "ipv4_is_match",
+    lambda c, a, n: Typed(
+        T(
+            "({0} = {1})",
+            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
+        ),
+        "bool",
+    ),
+)
+reg(
+    "ipv4_netmask_suffix",
+    lambda c, a, n: Typed(
+        T(
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, NULL, toInt64(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32)))",
+            to_string(a[0]),
+        ),
+        "long",
+    ),
+)
+reg(
+    "format_ipv4",
+    lambda c, a, n: Typed(
+        T(
+            "ifNull(IPv4NumToString(toUInt32({0})), '')",
+            _ipv4_masked(to_string(a[0])) if a[0].type == "string" else cast_to(a[0], "long").sql,
+        ),
+        "string",
+    ),
+)
+
+_IP_BOUNDARY_BEFORE = "(^|[^0-9A-Za-z.])"
+_IP_BOUNDARY_AFTER = "($|[^0-9A-Za-z.])"
+
+
+def _ip_regex_escape(x: S.Expr) -> S.Expr:
+    return T("replaceAll({0}, '.', '\\\\.')", x)
+
+
+def _has_ipv4(prefix: bool) -> Builder:
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        source = to_string(args[0])
+        needles: list[S.Expr] = []
+        for a in args[1:]:
+            if a.type == "dynamic":
+                return Typed(
+                    T(
+                        "arrayExists(ip -> match({0}, concat('"
+                        + _IP_BOUNDARY_BEFORE
+                        + "', replaceAll(ip, '.', '\\\\.'), "
+                        + (
+                            "if(endsWith(ip, '.'), '', '" + _IP_BOUNDARY_AFTER + "')"
+                            if prefix
+                            else "'" + _IP_BOUNDARY_AFTER + "'"
+                        )
+                        + ")), arrayMap(x -> "
+                        + _DYN_TEXT_X
+                        + ", JSONExtractArrayRaw({1})))",
+                        source,
+                        a.sql,
+                    ),
+                    "bool",
+                )
+            needles.append(to_string(a))
+        parts = []
+        for needle in needles:
+            after = (
+                T("if(endsWith({0}, '.'), '', '" + _IP_BOUNDARY_AFTER + "')", needle)
+                if prefix
+                else S.Lit(_IP_BOUNDARY_AFTER)
+            )
+            parts.append(
+                T(
+                    "match({0}, concat('" + _IP_BOUNDARY_BEFORE + "', {1}, {2}))",
+                    source,
+                    _ip_regex_escape(needle),
+                    after,
+                )
+            )
+        expr = parts[0]
+        for p in parts[1:]:
+            expr = S.BinOp("OR", expr, p)
+        return Typed(expr, "bool")
+
+    return build
+
+
+reg("has_ipv4 has_any_ipv4", _has_ipv4(False))
+reg("has_ipv4_prefix has_any_ipv4_prefix", _has_ipv4(True))
+
+
+def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    text = to_string(args[0])
+    return Typed(
+        T(
+            "arrayFold((acc, p) -> replaceAll(acc, p.1, p.2), arrayZip(arrayMap(x -> "
+            + _DYN_TEXT_X
+            + ", JSONExtractArrayRaw({1})), "
+            "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({2}))), {0})",
+            text,
+            args[1].sql,
+            args[2].sql,
+        ),
+        "string",
+    )
+
+
+reg("replace_strings", _replace_strings)

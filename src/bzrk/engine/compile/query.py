@@ -1,0 +1,1286 @@
+"""KQL statements and tabular operators → one ClickHouse query (a chain of CTEs) per result.
+
+Each operator becomes one CTE reading the previous one, so the SQL reads in the same order as
+the KQL pipeline. The compiler tracks the schema (names and KQL types) of every step itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
+from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
+from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
+from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
+from bzrk.engine.types import clickhouse_type, normalize_kql_type
+from bzrk.kql import syntax as K
+
+
+@dataclass
+class Relation:
+    """A compiled tabular value: a CTE name and its schema."""
+
+    name: str
+    columns: list[tuple[str, str]]
+    ordered: bool = False
+
+    def source(self, alias: str | None = None) -> S.Source:
+        return S.TableRef(None, self.name, alias)
+
+    def scope(self, lets: dict[str, Any]) -> Scope:
+        return Scope(columns={n: Typed(S.Col(n), t) for n, t in self.columns}, lets=lets)
+
+
+@dataclass
+class TableSource:
+    """A bzrk table as the resolver names it: its ClickHouse location and KQL schema."""
+
+    database: str
+    table: str
+    columns: list[tuple[str, str]]
+
+
+class TableResolver:
+    """Maps a KQL table name to a ClickHouse table; the storage package provides the real one."""
+
+    def resolve(self, name: str) -> TableSource | None:
+        return None
+
+
+@dataclass
+class CompiledTable:
+    name: str
+    sql: str
+    columns: tuple[Column, ...]
+
+
+@dataclass
+class CompiledQuery:
+    tables: list[CompiledTable] = field(default_factory=list)
+    visualization: Visualization | None = None
+
+
+@dataclass
+class UserFunction:
+    params: tuple[K.Param, ...]
+    body: tuple[K.Statement, ...]
+
+
+class QueryCompiler:
+    """Compiles one parsed KQL query."""
+
+    def __init__(self, resolver: TableResolver | None = None) -> None:
+        self.resolver = resolver or TableResolver()
+        self.ctes: list[tuple[str, S.Query]] = []
+        self._counter = itertools.count()
+        self.visualization: Visualization | None = None
+        self.lets: dict[str, Any] = {
+            "$tabular": self._tabular_in_scope,
+            "$inline": self._inline_scalar_function,
+        }
+        self._scope_stack: list[dict[str, Any]] = []
+        # Per-compilation state: fork branches waiting to become result tables, and names
+        # given with `as`. Instance attributes: a class-level list would leak between queries.
+        self._pending_forks: list[CompiledTable] = []
+        self._result_names: dict[str, str] = {}
+
+    # --- statements ------------------------------------------------------------------------
+
+    def compile(self, query: K.Query) -> CompiledQuery:
+        result = CompiledQuery()
+        for statement in query.statements:
+            if isinstance(statement, K.LetStatement):
+                self.lets[statement.name] = self._let_value(statement.value)
+            elif isinstance(statement, K.ExprStatement):
+                relation = self.tabular(statement.expr)
+                result.tables.append(
+                    self._finish(relation, self._table_name(relation, len(result.tables)))
+                )
+                result.tables.extend(self._pending_forks)
+                self._pending_forks = []
+            elif isinstance(statement, K.SetOption | K.DeclareParameters):
+                continue
+            else:
+                raise unsupported(statement, f"{type(statement).__name__} is not supported")
+        result.visualization = self.visualization
+        return result
+
+    def _table_name(self, relation: Relation, index: int) -> str:
+        named = self._result_names.get(relation.name)
+        if named:
+            return named
+        return PRIMARY_RESULT if index == 0 else f"Table_{index}"
+
+    def _finish(self, relation: Relation, name: str) -> CompiledTable:
+        select = S.Select(
+            columns=[(S.Col(n), n) for n, _ in relation.columns],
+            from_=relation.source(),
+            ctes=list(self.ctes),
+        )
+        return CompiledTable(
+            name, S.render(select), tuple(Column(n, t) for n, t in relation.columns)
+        )  # type: ignore[arg-type]
+
+    def _let_value(self, value: K.Expr) -> Any:
+        if isinstance(value, K.Lambda):
+            return UserFunction(value.params, value.body)
+        if self._looks_tabular(value):
+            return self.tabular(value)
+        try:
+            return ExprCompiler(Scope(lets=self.lets)).compile(value)
+        except CompileError:
+            return self.tabular(value)
+
+    def _looks_tabular(self, node: K.Expr) -> bool:
+        if isinstance(node, K.Pipeline):
+            return True
+        if isinstance(node, K.Paren):
+            return self._looks_tabular(node.expr)
+        if isinstance(node, K.NameRef):
+            value = self.lets.get(node.name)
+            if isinstance(value, Relation):
+                return True
+            return value is None and self.resolver.resolve(node.name) is not None
+        if isinstance(node, K.Call):
+            if node.name in ("materialize", "view", "table"):
+                return True
+            fn = self.lets.get(node.name)
+            if isinstance(fn, UserFunction):
+                last = fn.body[-1] if fn.body else None
+                return isinstance(last, K.ExprStatement) and self._looks_tabular(last.expr)
+        return False
+
+    def _new_cte(
+        self, query: S.Query, columns: list[tuple[str, str]], ordered: bool = False
+    ) -> Relation:
+        name = f"_q{next(self._counter)}"
+        self.ctes.append((name, query))
+        return Relation(name, list(columns), ordered)
+
+    def _select(
+        self,
+        relation: Relation,
+        columns: list[tuple[S.Expr, str]],
+        out: list[tuple[str, str]],
+        **kw: Any,
+    ) -> Relation:
+        query = S.Select(columns=[(e, n) for e, n in columns], from_=relation.source(), **kw)
+        return self._new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
+
+    # --- tabular expressions ---------------------------------------------------------------
+
+    def _tabular_in_scope(self, node: K.Expr) -> Relation:
+        return self.tabular(node)
+
+    def tabular(self, node: K.Node, input_rel: Relation | None = None) -> Relation:
+        if isinstance(node, K.Pipeline):
+            if isinstance(node.source, K.Star) and input_rel is not None:
+                relation = input_rel
+            else:
+                relation = self.tabular(node.source, input_rel)
+            for op in node.operators:
+                relation = self.operator(op, relation)
+            return relation
+        if isinstance(node, K.Paren):
+            return self.tabular(node.expr, input_rel)
+        if isinstance(node, K.NameRef):
+            value = self.lets.get(node.name)
+            if isinstance(value, Relation):
+                return value
+            if isinstance(value, UserFunction) and not value.params:
+                return self._call_user_tabular(node, value, [])
+            source = self.resolver.resolve(node.name)
+            if source is None:
+                raise unsupported(node, f"unknown table '{node.name}'", code="UnknownTable")
+            return self._table(source)
+        if isinstance(node, K.Call):
+            return self._tabular_call(node, input_rel)
+        if isinstance(node, K.QueryOperator):
+            handler = _SOURCE_OPERATORS.get(type(node))
+            if handler is None:
+                raise unsupported(node, f"'{type(node).__name__}' cannot start a query here")
+            return handler(self, node)
+        raise unsupported(node, "expected a tabular expression")
+
+    def _table(self, source: TableSource) -> Relation:
+        columns = []
+        for name, kql_type in source.columns:
+            expr: S.Expr = S.Col(name)
+            if kql_type == "dynamic":
+                expr = T("toJSONString({0})", expr)
+            columns.append((expr, name))
+        query = S.Select(columns=columns, from_=S.TableRef(source.database, source.table))
+        return self._new_cte(query, source.columns)
+
+    def _tabular_call(self, node: K.Call, input_rel: Relation | None) -> Relation:
+        if node.name in ("materialize", "view") and node.args:
+            return self.tabular(node.args[0], input_rel)
+        fn = self.lets.get(node.name)
+        if isinstance(fn, UserFunction):
+            return self._call_user_tabular(node, fn, list(node.args), input_rel)
+        raise unsupported(node, f"'{node.name}' is not a tabular function", code="UnknownFunction")
+
+    def _bind_params(
+        self, node: K.Node, fn: UserFunction, args: Sequence[K.Expr], input_rel: Relation | None
+    ) -> dict[str, Any]:
+        bound: dict[str, Any] = {}
+        params = list(fn.params)
+        positional = [a for a in args if not isinstance(a, K.NamedArg)]
+        named = {a.name: a.value for a in args if isinstance(a, K.NamedArg)}
+        if (
+            params
+            and params[0].type == "table"
+            and input_rel is not None
+            and len(positional) < len([p for p in params if p.default is None])
+        ):
+            bound[params[0].name] = input_rel
+            params = params[1:]
+        for i, param in enumerate(params):
+            arg = named.get(param.name, positional[i] if i < len(positional) else param.default)
+            if arg is None:
+                raise unsupported(
+                    node, f"missing argument '{param.name}'", code="WrongArgumentCount"
+                )
+            if param.type == "table":
+                bound[param.name] = self.tabular(arg)
+            else:
+                value = ExprCompiler(Scope(lets=self.lets)).compile(arg)
+                if param.type and param.type not in ("dynamic", "") and value.type != param.type:
+                    with contextlib.suppress(KeyError):
+                        value = cast_to(value, normalize_kql_type(param.type))
+                bound[param.name] = value
+        return bound
+
+    def _call_user_tabular(
+        self,
+        node: K.Node,
+        fn: UserFunction,
+        args: Sequence[K.Expr],
+        input_rel: Relation | None = None,
+    ) -> Relation:
+        saved = self.lets
+        self.lets = {**saved, **self._bind_params(node, fn, args, input_rel)}
+        try:
+            result: Relation | None = None
+            for statement in fn.body:
+                if isinstance(statement, K.LetStatement):
+                    self.lets[statement.name] = self._let_value(statement.value)
+                elif isinstance(statement, K.ExprStatement):
+                    result = self.tabular(statement.expr)
+            if result is None:
+                raise unsupported(node, "the function has no tabular result")
+            return result
+        finally:
+            self.lets = saved
+
+    def _inline_scalar_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
+        saved = self.lets
+        bound: dict[str, Any] = {}
+        for i, param in enumerate(fn.params):
+            arg = node.args[i] if i < len(node.args) else param.default
+            if arg is None:
+                raise unsupported(
+                    node, f"missing argument '{param.name}'", code="WrongArgumentCount"
+                )
+            bound[param.name] = c.compile(arg)
+        self.lets = {**saved, **bound}
+        try:
+            result: Typed | None = None
+            for statement in fn.body:
+                if isinstance(statement, K.LetStatement):
+                    self.lets[statement.name] = self._let_value(statement.value)
+                elif isinstance(statement, K.ExprStatement):
+                    if self._looks_tabular(statement.expr):
+                        raise unsupported(node, "a tabular function used as a scalar")
+                    scope = Scope(
+                        columns=c.scope.columns, lets=self.lets, row_window=c.scope.row_window
+                    )
+                    result = ExprCompiler(scope, aggregates=c.aggregates).compile(statement.expr)
+            if result is None:
+                raise unsupported(node, "the function has no result")
+            return result
+        finally:
+            self.lets = saved
+
+    # --- operators -------------------------------------------------------------------------
+
+    def operator(self, op: K.QueryOperator, relation: Relation) -> Relation:
+        handler = _OPERATORS.get(type(op))
+        if handler is None:
+            name = op.name if isinstance(op, K.GenericOperator) else type(op).__name__
+            raise unsupported(op, f"operator '{name}' is not supported")
+        return handler(self, op, relation)
+
+    def expr(self, relation: Relation | None, node: K.Expr, *, window: bool = False) -> Typed:
+        scope = relation.scope(self.lets) if relation is not None else Scope(lets=self.lets)
+        if window:
+            scope.row_window = self._row_window
+        return ExprCompiler(scope).compile(node)
+
+    def _row_window(self, name: str, args: list[Typed], node: K.Call) -> Typed:
+        frame = " OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        if name in ("prev", "next"):
+            value = args[0]
+            offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
+            fname = "lagInFrame" if name == "prev" else "leadInFrame"
+            default = (
+                cast_to(args[2], value.type).sql
+                if len(args) > 2
+                else S.Cast(lit(None), clickhouse_type(value.type))
+            )
+            return Typed(
+                T(
+                    fname
+                    + "(CAST({0}, "
+                    + S.quote_string(clickhouse_type(value.type))
+                    + "), toUInt64({1}), {2})"
+                    + frame,
+                    value.sql,
+                    offset,
+                    default,
+                ),
+                value.type,
+            )
+        if name == "row_number":
+            start = cast_to(args[0], "long").sql if args else lit(1)
+            return Typed(T("toInt64(row_number() OVER (ORDER BY `__rn`) - 1 + {0})", start), "long")
+        if name == "row_cumsum":
+            value = args[0]
+            if len(args) > 1:
+                raise unsupported(node, "row_cumsum with a restart condition is not supported")
+            return Typed(
+                T(
+                    "sum({0}) OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+                    value.sql,
+                ),
+                value.type,
+            )
+        raise unsupported(node, f"'{name}' is not supported")
+
+
+# --- operator implementations --------------------------------------------------------------
+
+
+def _auto_name(node: K.Expr, index: int, used: set[str], fallback: str) -> str:
+    name = _expr_name(node)
+    if name is None:
+        name = fallback
+    return name
+
+
+def _expr_name(node: K.Expr) -> str | None:
+    if isinstance(node, K.NameRef):
+        return node.name
+    if isinstance(node, K.Member):
+        inner = _expr_name(node.target)
+        return f"{inner}_{node.name}" if inner else None
+    if isinstance(node, K.Index):
+        inner = _expr_name(node.target)
+        if inner and isinstance(node.index, K.Literal) and isinstance(node.index.value, str):
+            return f"{inner}_{node.index.value}"
+        return None
+    if isinstance(node, K.Paren):
+        return _expr_name(node.expr)
+    return None
+
+
+def _unique(name: str, used: set[str]) -> str:
+    if name not in used:
+        return name
+    for i in itertools.count(1):
+        candidate = f"{name}{i}"
+        if candidate not in used:
+            return candidate
+    raise AssertionError
+
+
+def _projection(
+    qc: QueryCompiler, relation: Relation, items: Sequence[K.NamedExpr], *, extend: bool
+) -> Relation:
+    scope = relation.scope(qc.lets)
+    scope.row_window = qc._row_window
+    window = any(_uses_window(item.expr) for item in items)
+    if window:
+        relation = _numbered(qc, relation)
+        scope = relation.scope(qc.lets)
+        scope.row_window = qc._row_window
+    order: list[str] = [n for n, _ in relation.columns] if extend else []
+    values: dict[str, Typed] = {n: scope.columns[n] for n, _ in relation.columns} if extend else {}
+    column_counter = itertools.count(1)
+    for item in items:
+        compiler = ExprCompiler(scope)
+        if len(item.names) > 1:
+            value = compiler.compile(item.expr)
+            for i, name in enumerate(item.names):
+                element = Typed(
+                    T(
+                        "nullIf(JSONExtractRaw({0}, toInt64(" + str(i + 1) + ")), '')",
+                        to_json(value),
+                    ),
+                    "dynamic",
+                )
+                if name not in order:
+                    order.append(name)
+                values[name] = element
+                scope.columns[name] = element
+            continue
+        value = compiler.compile(item.expr)
+        if item.names:
+            name = item.names[0]
+        else:
+            name = _expr_name(item.expr) or ""
+            if not name:
+                name = f"Column{next(column_counter)}"
+                while name in values:
+                    name = f"Column{next(column_counter)}"
+        if name not in order:
+            order.append(name)
+        values[name] = value
+        scope.columns[name] = value
+    if window:
+        order = [n for n in order if n != "__rn"] + (["__rn"] if extend else [])
+    out = [(n, values[n].type) for n in order]
+    columns = [(values[n].sql, n) for n in order]
+    result = qc._select(relation, columns, out)
+    result.ordered = relation.ordered or window
+    return result
+
+
+def _uses_window(node: K.Node) -> bool:
+    return any(
+        isinstance(n, K.Call) and n.name in ("prev", "next", "row_number", "row_cumsum")
+        for n in node.walk()
+    )
+
+
+def _numbered(qc: QueryCompiler, relation: Relation) -> Relation:
+    if any(n == "__rn" for n, _ in relation.columns):
+        return relation
+    columns = [(S.Col(n), n) for n, _ in relation.columns] + [(T("rowNumberInAllBlocks()"), "__rn")]
+    return qc._select(relation, columns, [*relation.columns, ("__rn", "long")])
+
+
+def _strip_rn(qc: QueryCompiler, relation: Relation) -> Relation:
+    if not any(n == "__rn" for n, _ in relation.columns):
+        return relation
+    keep = [(n, t) for n, t in relation.columns if n != "__rn"]
+    return qc._select(
+        relation, [(S.Col(n), n) for n, _ in keep], keep, order_by=[(S.Col("__rn"), False, False)]
+    )
+
+
+def op_extend(qc: QueryCompiler, op: K.Extend, relation: Relation) -> Relation:
+    result = _projection(qc, relation, op.items, extend=True)
+    return _strip_rn(qc, result)
+
+
+def op_project(qc: QueryCompiler, op: K.Project, relation: Relation) -> Relation:
+    result = _projection(qc, relation, op.items, extend=False)
+    return result
+
+
+def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
+    cond = qc.expr(relation, op.predicate)
+    compiler = ExprCompiler(relation.scope(qc.lets))
+    return qc._select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        where=T("ifNull({0}, false)", compiler.as_bool(cond)),
+    )
+
+
+def _match(patterns: Sequence[str], columns: list[tuple[str, str]], node: K.Node) -> list[str]:
+    names = [n for n, _ in columns]
+    out: list[str] = []
+    for pattern in patterns:
+        hits = (
+            [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+            if "*" in pattern
+            else ([pattern] if pattern in names else [])
+        )
+        if not hits and "*" not in pattern:
+            raise unsupported(node, f"unknown column '{pattern}'", code="UnknownName")
+        out.extend(h for h in hits if h not in out)
+    return out
+
+
+def op_project_away(qc: QueryCompiler, op: K.ProjectAway, relation: Relation) -> Relation:
+    drop = set(_match(op.patterns, relation.columns, op))
+    keep = [(n, t) for n, t in relation.columns if n not in drop]
+    return qc._select(relation, [(S.Col(n), n) for n, _ in keep], keep)
+
+
+def op_project_keep(qc: QueryCompiler, op: K.ProjectKeep, relation: Relation) -> Relation:
+    wanted = set(_match(op.patterns, relation.columns, op))
+    keep = [(n, t) for n, t in relation.columns if n in wanted]
+    return qc._select(relation, [(S.Col(n), n) for n, _ in keep], keep)
+
+
+def op_project_rename(qc: QueryCompiler, op: K.ProjectRename, relation: Relation) -> Relation:
+    mapping = {old: new for new, old in op.renames}
+    names = [n for n, _ in relation.columns]
+    for old in mapping:
+        if old not in names:
+            raise unsupported(op, f"unknown column '{old}'", code="UnknownName")
+    out = [(mapping.get(n, n), t) for n, t in relation.columns]
+    return qc._select(relation, [(S.Col(n), mapping.get(n, n)) for n, _ in relation.columns], out)
+
+
+def op_project_reorder(qc: QueryCompiler, op: K.ProjectReorder, relation: Relation) -> Relation:
+    first: list[str] = []
+    for pattern, direction in op.patterns:
+        hits = _match([pattern], relation.columns, op)
+        if direction in ("asc", "granny-asc"):
+            hits = sorted(hits)
+        elif direction in ("desc", "granny-desc"):
+            hits = sorted(hits, reverse=True)
+        first.extend(h for h in hits if h not in first)
+    types = dict(relation.columns)
+    order = first + [n for n, _ in relation.columns if n not in first]
+    return qc._select(relation, [(S.Col(n), n) for n in order], [(n, types[n]) for n in order])
+
+
+def _order_items(
+    qc: QueryCompiler, relation: Relation, keys: Sequence[K.OrderKey]
+) -> list[tuple[S.Expr, bool, bool]]:
+    items = []
+    for key in keys:
+        value = qc.expr(relation, key.expr)
+        nulls_first = key.nulls_first if key.nulls_first is not None else not key.descending
+        expr = value.sql
+        if value.type == "dynamic":
+            expr = to_string(value)
+        items.append((expr, key.descending, nulls_first))
+    return items
+
+
+def op_sort(qc: QueryCompiler, op: K.Sort, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    order = _order_items(qc, relation, op.keys)
+    result = qc._select(
+        relation, [(S.Col(n), n) for n, _ in relation.columns], relation.columns, order_by=order
+    )
+    result.ordered = True
+    return result
+
+
+def _count_value(qc: QueryCompiler, node: K.Expr) -> S.Expr:
+    value = qc.expr(None, node)
+    return T("toUInt64(greatest({0}, 0))", cast_to(value, "long").sql)
+
+
+def op_take(qc: QueryCompiler, op: K.Take, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    return qc._select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        limit=_count_value(qc, op.count),
+    )
+
+
+def op_top(qc: QueryCompiler, op: K.Top, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    order = _order_items(qc, relation, [op.key])
+    result = qc._select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        order_by=order,
+        limit=_count_value(qc, op.count),
+    )
+    result.ordered = True
+    return result
+
+
+def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
+    name = op.name or "Count"
+    return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
+
+
+def op_distinct(qc: QueryCompiler, op: K.Distinct, relation: Relation) -> Relation:
+    if len(op.items) == 1 and isinstance(op.items[0], K.Star):
+        return qc._select(
+            relation, [(S.Col(n), n) for n, _ in relation.columns], relation.columns, distinct=True
+        )
+    scope = relation.scope(qc.lets)
+    columns, out = [], []
+    for i, item in enumerate(op.items):
+        value = ExprCompiler(scope).compile(item)
+        name = _expr_name(item) or f"Column{i + 1}"
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+    return qc._select(relation, columns, out, distinct=True)
+
+
+def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    row_scope = relation.scope(qc.lets)
+    used: set[str] = set()
+    columns: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    group_by: list[S.Expr] = []
+    column_counter = itertools.count(1)
+    for item in op.by:
+        value = ExprCompiler(row_scope).compile(item.expr)
+        if item.names:
+            name = item.names[0]
+        else:
+            name = _by_name(item.expr) or f"Column{next(column_counter)}"
+        name = _unique(name, used)
+        used.add(name)
+        group_by.append(value.sql)
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+    agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
+    for item in op.aggregates:
+        expr = item.expr
+        if isinstance(expr, K.Call) and expr.name in ("arg_max", "arg_min"):
+            _arg_extreme(qc, expr, item, row_scope, relation, columns, out, used)
+            continue
+        if isinstance(expr, K.Call) and expr.name in ("percentiles", "percentiles_array"):
+            _percentiles(qc, expr, item, row_scope, columns, out, used)
+            continue
+        value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
+        if item.names:
+            name = item.names[0]
+        elif isinstance(expr, K.Call) and is_aggregate(expr.name):
+            name = default_name(expr)
+        else:
+            name = f"Column{next(column_counter)}"
+        name = _unique(name, used)
+        used.add(name)
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+    return qc._select(relation, columns, out, group_by=group_by)
+
+
+def _by_name(node: K.Expr) -> str | None:
+    name = _expr_name(node)
+    if name:
+        return name
+    if (
+        isinstance(node, K.Call)
+        and node.name
+        in (
+            "bin",
+            "floor",
+            "bin_at",
+            "startofday",
+            "startofweek",
+            "startofmonth",
+            "startofyear",
+            "round",
+        )
+        and node.args
+    ):
+        return _expr_name(node.args[0])
+    return None
+
+
+def _arg_extreme(
+    qc: QueryCompiler,
+    call: K.Call,
+    item: K.NamedExpr,
+    scope: Scope,
+    relation: Relation,
+    columns: list[tuple[S.Expr, str]],
+    out: list[tuple[str, str]],
+    used: set[str],
+) -> None:
+    if not call.args:
+        raise unsupported(call, f"{call.name} needs arguments", code="WrongArgumentCount")
+    key = ExprCompiler(scope).compile(call.args[0])
+    fname = "argMax" if call.name == "arg_max" else "argMin"
+    key_name = (
+        item.names[0]
+        if item.names
+        else (_expr_name(call.args[0]) or ("max_" if call.name == "arg_max" else "min_"))
+    )
+    key_name = _unique(key_name, used)
+    used.add(key_name)
+    key_sql = key.sql if key.type != "dynamic" else to_string(key)
+    # Rows whose key is null never win (KQL ignores them).
+    columns.append((T(("max" if fname == "argMax" else "min") + "({0})", key.sql), key_name))
+    out.append((key_name, key.type))
+    extra: list[tuple[str, Typed]] = []
+    for arg in call.args[1:]:
+        if isinstance(arg, K.Star):
+            for n, _ in relation.columns:
+                if n == _expr_name(call.args[0]) or n in used:
+                    continue
+                extra.append((n, scope.columns[n]))
+        else:
+            name = arg.name if isinstance(arg, K.NamedArg) else (_expr_name(arg) or "")
+            value = ExprCompiler(scope).compile(arg.value if isinstance(arg, K.NamedArg) else arg)
+            extra.append((name or f"{call.name}_arg", value))
+    for name, value in extra:
+        name = _unique(name, used)
+        used.add(name)
+        # Rows with a null key never win; when every key is null Kusto still returns a row.
+        columns.append(
+            (
+                T(
+                    "if(countIf(isNotNull({1})) > 0, "
+                    + fname
+                    + "If({0}, {1}, isNotNull({1})), any({0}))",
+                    value.sql,
+                    key_sql,
+                ),
+                name,
+            )
+        )
+        out.append((name, value.type))
+
+
+def _percentiles(
+    qc: QueryCompiler,
+    call: K.Call,
+    item: K.NamedExpr,
+    scope: Scope,
+    columns: list[tuple[S.Expr, str]],
+    out: list[tuple[str, str]],
+    used: set[str],
+) -> None:
+    value = ExprCompiler(scope).compile(call.args[0])
+    column = _expr_name(call.args[0]) or ""
+    points = [a for a in call.args[1:]]
+    if call.name == "percentiles_array":
+        sqls = []
+        for p in points:
+            sqls.append(
+                T(
+                    "toJSONString(quantileExactLow({0})({1}))",
+                    S.Lit(float(_const(p)) / 100.0),
+                    value.sql,
+                )
+            )
+        name = item.names[0] if item.names else f"percentiles_{column}"
+        name = _unique(name, used)
+        used.add(name)
+        columns.append(
+            (T("concat('[', arrayStringConcat({0}, ','), ']')", S.Func("array", sqls)), name)
+        )
+        out.append((name, "dynamic"))
+        return
+    for i, p in enumerate(points):
+        pct = _const(p)
+        if item.names and i < len(item.names):
+            name = item.names[i]
+        else:
+            label = str(pct).replace(".", "_")
+            if label.endswith("_0"):
+                label = label[:-2]
+            name = f"percentile_{column}_{label}"
+        name = _unique(name, used)
+        used.add(name)
+        columns.append(
+            (S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)]), name)
+        )
+        out.append(
+            (
+                name,
+                value.type
+                if value.type in ("int", "long", "real", "timespan", "datetime")
+                else "real",
+            )
+        )
+
+
+def _const(node: K.Expr) -> Any:
+    if isinstance(node, K.Literal):
+        return node.value
+    if isinstance(node, K.Unary) and isinstance(node.operand, K.Literal):
+        return -node.operand.value
+    raise unsupported(node, "expected a constant")
+
+
+def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    scope = relation.scope(qc.lets)
+    params = {p.name: p.value for p in op.params}
+    bag_array = False
+    if "bagexpansion" in params:
+        bag_array = (
+            isinstance(params["bagexpansion"], K.NameRef) and params["bagexpansion"].name == "array"
+        )
+    index_name = None
+    if "with_itemindex" in params and isinstance(params["with_itemindex"], K.NameRef):
+        index_name = params["with_itemindex"].name
+    names: list[str] = []
+    arrays: list[S.Expr] = []
+    target_types: list[str] = []
+    for i, item in enumerate(op.items):
+        value = ExprCompiler(scope).compile(item.item.expr)
+        name = (
+            item.item.names[0]
+            if item.item.names
+            else (_expr_name(item.item.expr) or f"Column{i + 1}")
+        )
+        json_value = value.sql if value.type == "dynamic" else to_json(value)
+        bag = (
+            "arrayMap(kv -> concat('[', toJSONString(kv.1), ',', kv.2, ']'), JSONExtractKeysAndValuesRaw({0}))"
+            if bag_array
+            else "arrayMap(kv -> concat('{{', toJSONString(kv.1), ':', kv.2, '}}'), JSONExtractKeysAndValuesRaw({0}))"
+        )
+        arrays.append(
+            T(
+                "multiIf(isNull({0}), emptyArrayString(), JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), JSONType({0}) = 'Object', "
+                + bag
+                + ", [{0}])",
+                json_value,
+            )
+        )
+        names.append(name)
+        target_types.append(normalize_kql_type(item.to_type) if item.to_type else "dynamic")
+    limit = _count_value(qc, op.limit) if op.limit is not None else None
+    existing = [n for n, _ in relation.columns]
+    aliases = [f"__mv{i}" for i in range(len(names))]
+    select_cols: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    for n, t in relation.columns:
+        if n in names:
+            k = names.index(n)
+            conv = cast_to(
+                Typed(T("nullIf({0}, '')", S.Col(aliases[k])), "dynamic"), target_types[k]
+            )
+            select_cols.append((conv.sql, n))
+            out.append((n, target_types[k]))
+        else:
+            select_cols.append((S.Col(n), n))
+            out.append((n, t))
+    for k, n in enumerate(names):
+        if n not in existing:
+            conv = cast_to(
+                Typed(T("nullIf({0}, '')", S.Col(aliases[k])), "dynamic"), target_types[k]
+            )
+            select_cols.append((conv.sql, n))
+            out.append((n, target_types[k]))
+    array_join = [(a, alias) for a, alias in zip(arrays, aliases, strict=True)]
+    if index_name:
+        array_join.append(
+            (
+                T("arrayEnumerate({0})", arrays[0])
+                if len(arrays) == 1
+                else T(
+                    "range(1, greatest("
+                    + ", ".join(f"length({{{i}}})" for i in range(len(arrays)))
+                    + ") + 1)",
+                    *arrays,
+                ),
+                "__mvi",
+            )
+        )
+        select_cols.append((T("toInt64({0} - 1)", S.Col("__mvi")), index_name))
+        out.append((index_name, "long"))
+    query = S.Select(columns=select_cols, from_=relation.source(), array_join=array_join)
+    result = qc._new_cte(query, out)
+    if limit is not None:
+        result = qc._select(result, [(S.Col(n), n) for n, _ in out], out, limit=limit)
+    return result
+
+
+def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relation:
+    labelled: list[tuple[Relation, str]] = []
+    if relation is not None:
+        labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
+    for index, table in enumerate(op.tables):
+        rel = qc.tabular(table)
+        label = (
+            qc._result_names.get(rel.name)
+            or _expr_name(table)
+            or f"union_arg{index + len(labelled)}"
+        )
+        labelled.append((rel, label))
+    params = {p.name: p.value for p in op.params}
+    inner = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "inner"
+    withsource = params.get("withsource")
+    source_col = withsource.name if isinstance(withsource, K.NameRef) else None
+    # A name whose type differs between inputs becomes one column per type: x_long, x_int.
+    seen_types: dict[str, list[str]] = {}
+    for rel, _ in labelled:
+        for n, t in rel.columns:
+            seen_types.setdefault(n, [])
+            if t not in seen_types[n]:
+                seen_types[n].append(t)
+    out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
+    used: set[str] = {source_col} if source_col else set()
+    for rel, _ in labelled:
+        for n, t in rel.columns:
+            split = len(seen_types[n]) > 1
+            if any(src == n and typ == t for _, src, typ in out_names) or (
+                not split and any(src == n for _, src, _t in out_names)
+            ):
+                continue
+            name = _unique(f"{n}_{t}" if split else n, used)
+            used.add(name)
+            out_names.append((name, n, t))
+    if inner:
+        out_names = [o for o in out_names if all(o[1] in dict(r.columns) for r, _ in labelled)]
+    queries: list[S.Query] = []
+    for rel, label in labelled:
+        have = dict(rel.columns)
+        cols: list[tuple[S.Expr, str]] = []
+        if source_col:
+            cols.append((lit(label), source_col))
+        for name, src, typ in out_names:
+            if have.get(src) == typ:
+                cols.append((S.Col(src), name))
+            else:
+                cols.append(
+                    (S.Cast(lit(None), clickhouse_type(typ)) if typ != "string" else lit(""), name)
+                )
+        queries.append(S.Select(columns=cols, from_=rel.source()))
+    out = ([(source_col, "string")] if source_col else []) + [(n, t) for n, _, t in out_names]
+    return qc._new_cte(S.UnionAll(queries), out)
+
+
+_JOIN_KINDS = {
+    "innerunique": "INNER",
+    "inner": "INNER",
+    "leftouter": "LEFT",
+    "rightouter": "RIGHT",
+    "fullouter": "FULL",
+    "leftanti": "LEFT ANTI",
+    "anti": "LEFT ANTI",
+    "leftantisemi": "LEFT ANTI",
+    "rightanti": "RIGHT ANTI",
+    "rightantisemi": "RIGHT ANTI",
+    "leftsemi": "LEFT SEMI",
+    "rightsemi": "RIGHT SEMI",
+}
+
+
+def _join_keys(
+    qc: QueryCompiler, on: Sequence[K.Expr], left: Relation, right: Relation, node: K.Node
+) -> list[tuple[Typed, Typed]]:
+    keys: list[tuple[Typed, Typed]] = []
+    lcols, rcols = dict(left.columns), dict(right.columns)
+    for item in on:
+        if isinstance(item, K.NameRef):
+            if item.name not in lcols or item.name not in rcols:
+                raise unsupported(
+                    item, f"join key '{item.name}' must exist on both sides", code="UnknownName"
+                )
+            keys.append(
+                (
+                    Typed(S.Col(item.name, "L"), lcols[item.name]),
+                    Typed(S.Col(item.name, "R"), rcols[item.name]),
+                )
+            )
+            continue
+        if isinstance(item, K.Binary) and item.op == "==":
+            sides = {}
+            for side in (item.left, item.right):
+                if (
+                    isinstance(side, K.Member)
+                    and isinstance(side.target, K.NameRef)
+                    and side.target.name in ("$left", "$right")
+                ):
+                    tag = side.target.name
+                    cols = lcols if tag == "$left" else rcols
+                    if side.name not in cols:
+                        raise unsupported(
+                            side, f"unknown column {tag}.{side.name}", code="UnknownName"
+                        )
+                    sides[tag] = Typed(
+                        S.Col(side.name, "L" if tag == "$left" else "R"), cols[side.name]
+                    )
+                else:
+                    raise unsupported(
+                        side, "join conditions compare $left.column with $right.column"
+                    )
+            if len(sides) != 2:
+                raise unsupported(item, "join conditions compare $left.column with $right.column")
+            keys.append((sides["$left"], sides["$right"]))
+            continue
+        raise unsupported(item, "unsupported join condition")
+    return keys
+
+
+def op_join(qc: QueryCompiler, op: K.Join | K.Lookup, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    params = {p.name: p.value for p in op.params}
+    kind_node = params.get("kind")
+    kind = (
+        kind_node.name.lower()
+        if isinstance(kind_node, K.NameRef)
+        else ("leftouter" if isinstance(op, K.Lookup) else "innerunique")
+    )
+    if kind not in _JOIN_KINDS:
+        raise unsupported(op, f"join kind '{kind}' is not supported")
+    right = _strip_rn(qc, qc.tabular(op.right))
+    keys = _join_keys(qc, op.on, relation, right, op)
+    left_source = relation
+    if kind == "innerunique":
+        left_source = qc._select(
+            relation,
+            [(S.Col(n), n) for n, _ in relation.columns],
+            relation.columns,
+            limit_by=(lit(1), [S.Col(k[0].sql.name) for k in keys if isinstance(k[0].sql, S.Col)]),
+        )
+    cond: S.Expr | None = None
+    compiler = ExprCompiler(Scope())
+    for lk, rk in keys:
+        a, b = compiler.comparable(lk, rk)
+        eq = S.BinOp("=", a.sql, b.sql)
+        cond = eq if cond is None else S.BinOp("AND", cond, eq)
+    sql_kind = _JOIN_KINDS[kind]
+    columns: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    used: set[str] = set()
+    left_only = sql_kind in ("LEFT ANTI", "LEFT SEMI")
+    right_only = sql_kind in ("RIGHT ANTI", "RIGHT SEMI")
+    same_name_keys = {item.name for item in op.on if isinstance(item, K.NameRef)}
+    if not right_only:
+        for n, t in relation.columns:
+            expr: S.Expr = S.Col(n, "L")
+            if isinstance(op, K.Lookup) or (
+                sql_kind in ("RIGHT", "FULL") and n in same_name_keys and isinstance(op, K.Lookup)
+            ):
+                pass
+            columns.append((expr, n))
+            out.append((n, t))
+            used.add(n)
+    if not left_only:
+        for n, t in right.columns:
+            if isinstance(op, K.Lookup) and n in same_name_keys:
+                continue
+            name = _unique(n, used)
+            used.add(name)
+            columns.append((S.Col(n, "R"), name))
+            out.append((name, t))
+    query = S.Select(
+        columns=columns,
+        from_=left_source.source("L"),
+        joins=[S.Join(sql_kind, right.source("R"), on=cond)],
+    )
+    return qc._new_cte(query, out)
+
+
+def op_render(qc: QueryCompiler, op: K.Render, relation: Relation) -> Relation:
+    properties: dict[str, str] = {}
+    for p in op.properties:
+        value = p.value
+        if isinstance(value, K.Literal):
+            properties[p.name] = str(value.value)
+        elif isinstance(value, K.NameRef):
+            properties[p.name] = value.name
+        elif isinstance(value, K.ListExpr | K.Paren):
+            properties[p.name] = ",".join(
+                _expr_name(i) or ""
+                for i in getattr(value, "items", [getattr(value, "expr", None)])
+                if i is not None
+            )
+    qc.visualization = Visualization(type=op.chart, properties=properties)
+    return relation
+
+
+def op_as(qc: QueryCompiler, op: K.As, relation: Relation) -> Relation:
+    qc.lets[op.name] = relation
+    qc._result_names = {**qc._result_names, relation.name: op.name}
+    return relation
+
+
+def op_serialize(qc: QueryCompiler, op: K.Serialize, relation: Relation) -> Relation:
+    relation.ordered = True
+    if op.items:
+        return op_extend(qc, K.Extend(op.span, op.items), relation)
+    return relation
+
+
+def op_getschema(qc: QueryCompiler, op: K.GetSchema, relation: Relation) -> Relation:
+    dotnet = {
+        "bool": "System.SByte",
+        "int": "System.Int32",
+        "long": "System.Int64",
+        "real": "System.Double",
+        "decimal": "System.Data.SqlTypes.SqlDecimal",
+        "string": "System.String",
+        "datetime": "System.DateTime",
+        "timespan": "System.TimeSpan",
+        "guid": "System.Guid",
+        "dynamic": "System.Object",
+    }
+    rows = [
+        (n, i, dotnet.get(t, "System.Object"), t)
+        for i, (n, t) in enumerate(c for c in relation.columns if c[0] != "__rn")
+    ]
+    out = [
+        ("ColumnName", "string"),
+        ("ColumnOrdinal", "int"),
+        ("DataType", "string"),
+        ("ColumnType", "string"),
+    ]
+    return _values_relation(
+        qc,
+        out,
+        [
+            [
+                literal("string", r[0]),
+                literal("int", r[1]),
+                literal("string", r[2]),
+                literal("string", r[3]),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _values_relation(
+    qc: QueryCompiler, out: list[tuple[str, str]], rows: list[list[Typed]]
+) -> Relation:
+    if not rows:
+        query = S.Select(
+            columns=[
+                (S.Cast(lit(None), clickhouse_type(t)) if t != "string" else lit(""), n)
+                for n, t in out
+            ],
+            limit=lit(0),
+        )
+        return qc._new_cte(query, out)
+    structure = ", ".join(f"{S.quote_identifier(n)} {clickhouse_type(t)}" for n, t in out)
+    tuples = [
+        T(
+            "(" + ", ".join(f"{{{i}}}" for i in range(len(row))) + ")",
+            *[v.sql for v in row],
+        )
+        for row in rows
+    ]
+    source = S.TableFunction("values", [lit(structure), *tuples])
+    query = S.Select(columns=[(S.Col(n), n) for n, _ in out], from_=source)
+    return qc._new_cte(query, out, ordered=True)
+
+
+def src_print(qc: QueryCompiler, op: K.Print) -> Relation:
+    scope = Scope(lets=qc.lets)
+    columns, out = [], []
+    used: set[str] = set()
+    for i, item in enumerate(op.items):
+        value = ExprCompiler(scope).compile(item.expr)
+        name = item.names[0] if item.names else f"print_{i}"
+        name = _unique(name, used)
+        used.add(name)
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+    return qc._new_cte(S.Select(columns=columns), out)
+
+
+def src_datatable(qc: QueryCompiler, op: K.DataTable) -> Relation:
+    out = [(c.name, normalize_kql_type(c.type)) for c in op.columns]
+    width = len(out)
+    if width == 0:
+        raise unsupported(op, "datatable needs columns")
+    if len(op.values) % width:
+        raise unsupported(op, "datatable values do not fill whole rows", code="InvalidArgument")
+    scope = Scope(lets=qc.lets)
+    rows: list[list[Typed]] = []
+    for r in range(0, len(op.values), width):
+        row = []
+        for (_name, kql_type), node in zip(out, op.values[r : r + width], strict=True):
+            value = ExprCompiler(scope).compile(node)
+            if value.type != kql_type:
+                if isinstance(node, K.Literal) and node.value is None:
+                    value = literal(kql_type, None)
+                else:
+                    value = cast_to(value, kql_type)
+            row.append(value)
+        rows.append(row)
+    return _values_relation(qc, out, rows)
+
+
+def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
+    start, end, step = qc.expr(None, op.start), qc.expr(None, op.end), qc.expr(None, op.step)
+    if start.type == "datetime":
+        s, e = ticks(start.sql), ticks(end.sql)
+        count = T("toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))", s, e, step.sql)
+        value = Typed(from_ticks(T("{0} + toInt64(number) * {1}", s, step.sql)), "datetime")
+    elif (
+        start.type in ("int", "long")
+        and end.type in ("int", "long")
+        and step.type in ("int", "long")
+    ):
+        count = T("toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))", start.sql, end.sql, step.sql)
+        value = Typed(T("toInt64({0} + toInt64(number) * {1})", start.sql, step.sql), "long")
+    elif start.type == "timespan":
+        count = T("toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))", start.sql, end.sql, step.sql)
+        value = Typed(T("toInt64({0} + toInt64(number) * {1})", start.sql, step.sql), "timespan")
+    else:
+        s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
+        count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
+        value = Typed(T("({0} + number * {1})", s, st), "real")
+    query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
+    return qc._new_cte(query, [(op.name, value.type)], ordered=True)
+
+
+def src_union(qc: QueryCompiler, op: K.Union) -> Relation:
+    return op_union(qc, op, None)
+
+
+def op_union_pipe(qc: QueryCompiler, op: K.Union, relation: Relation) -> Relation:
+    return op_union(qc, op, relation)
+
+
+def op_fork(qc: QueryCompiler, op: K.Fork, relation: Relation) -> Relation:
+    first: Relation | None = None
+    for i, (branch, name) in enumerate(zip(op.branches, op.names, strict=True)):
+        result = qc.tabular(branch, relation)
+        if first is None:
+            first = result
+            qc._result_names = {**qc._result_names, result.name: name or "GenericResult"}
+        else:
+            qc._pending_forks.append(qc._finish(result, name or f"GenericResult{i}"))
+    assert first is not None
+    return first
+
+
+def op_invoke(qc: QueryCompiler, op: K.Invoke, relation: Relation) -> Relation:
+    fn = qc.lets.get(op.call.name)
+    if not isinstance(fn, UserFunction):
+        raise unsupported(op, f"unknown function '{op.call.name}'", code="UnknownFunction")
+    return qc._call_user_tabular(op.call, fn, list(op.call.args), relation)
+
+
+_OPERATORS: dict[type, Callable[..., Relation]] = {
+    K.Where: op_where,
+    K.Extend: op_extend,
+    K.Project: op_project,
+    K.ProjectAway: op_project_away,
+    K.ProjectKeep: op_project_keep,
+    K.ProjectRename: op_project_rename,
+    K.ProjectReorder: op_project_reorder,
+    K.Sort: op_sort,
+    K.Take: op_take,
+    K.Top: op_top,
+    K.Count: op_count,
+    K.Distinct: op_distinct,
+    K.Summarize: op_summarize,
+    K.MvExpand: op_mv_expand,
+    K.Union: op_union_pipe,
+    K.Join: op_join,
+    K.Lookup: op_join,
+    K.Render: op_render,
+    K.As: op_as,
+    K.Serialize: op_serialize,
+    K.GetSchema: op_getschema,
+    K.Fork: op_fork,
+    K.Invoke: op_invoke,
+    K.Parse: op_parse,
+    K.ParseKv: op_parse_kv,
+}
+
+_SOURCE_OPERATORS: dict[type, Callable[..., Relation]] = {
+    K.Print: src_print,
+    K.DataTable: src_datatable,
+    K.Range: src_range,
+    K.Union: src_union,
+}

@@ -1,0 +1,182 @@
+"""Typed SQL expressions and the conversions between KQL types that every translation shares.
+
+A :class:`Typed` is a SQL node plus the KQL type of its value. The helpers here turn any typed
+value into KQL's string form (``tostring``), into dynamic JSON text, or out of dynamic JSON
+into a scalar type, with KQL's rules (no null string, .NET spellings, ticks).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bzrk.engine import sql as S
+from bzrk.engine.types import clickhouse_type
+
+DT = "DateTime64(7, 'UTC')"
+NUMERIC_RANK = {"int": 1, "long": 2, "decimal": 3, "real": 4}
+
+
+@dataclass(frozen=True, slots=True)
+class Typed:
+    sql: S.Expr
+    type: str
+
+
+_NULLABLE_JSON_ARG = re.compile(r"(JSONExtract(?:ArrayRaw|KeysAndValuesRaw|Keys))\((\{\d+\})\)")
+
+
+def T(text: str, *args: S.Expr) -> S.Template:
+    """A template node; JSON array extractors get a non-null argument (arrays cannot be null)."""
+    return S.Template(_NULLABLE_JSON_ARG.sub(r"\1(ifNull(\2, ''))", text), list(args))
+
+
+def lit(value: object) -> S.Lit:
+    return S.Lit(value)
+
+
+def typed_null(kql_type: str) -> Typed:
+    return Typed(S.Cast(S.Lit(None), clickhouse_type(kql_type)), kql_type)
+
+
+def ticks(dt: S.Expr) -> S.Expr:
+    """A datetime's 100 ns ticks since the Unix epoch (DateTime64(7) stores exactly that)."""
+    return T("reinterpretAsInt64({0})", dt)
+
+
+def from_ticks(t: S.Expr) -> S.Expr:
+    return T("reinterpret(toInt64({0}), 'DateTime64(7, \\'UTC\\')')", t)
+
+
+def widest(*types: str) -> str:
+    best = "int"
+    for t in types:
+        if t not in NUMERIC_RANK:
+            return t
+        if NUMERIC_RANK[t] > NUMERIC_RANK[best]:
+            best = t
+    return best
+
+
+def cast_to(value: Typed, kql_type: str) -> Typed:
+    """Convert between numeric types (and to the same type: unchanged)."""
+    if value.type == kql_type:
+        return value
+    if kql_type == "dynamic":
+        return Typed(to_json(value), "dynamic")
+    if value.type == "dynamic":
+        return from_dynamic(value.sql, kql_type)
+    if kql_type == "string":
+        return Typed(to_string(value), "string")
+    if kql_type == "real":
+        return Typed(T("toFloat64({0})", value.sql), "real")
+    if kql_type == "long":
+        return Typed(T("toInt64({0})", value.sql), "long")
+    if kql_type == "int":
+        return Typed(T("toInt32({0})", value.sql), "int")
+    if kql_type == "decimal":
+        return Typed(T("toDecimal128({0}, 18)", value.sql), "decimal")
+    return Typed(S.Cast(value.sql, clickhouse_type(kql_type)), kql_type)
+
+
+# --- KQL's string form -----------------------------------------------------------------------
+
+# Kusto prints datetimes with all seven fraction digits (`reverse(datetime)` and datetimes
+# inside dynamic values show `2017-10-15T12:00:00.0000000Z` in the emulator).
+_DATETIME_TEXT = (
+    "if(isNull({0}), '', concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), '.', "
+    "leftPad(toString(positiveModulo(reinterpretAsInt64({0}), 10000000)), 7, '0'), 'Z'))"
+)
+_TIMESPAN_TEXT = (
+    "if(isNull({0}), '', concat(if({0} < 0, '-', ''), "
+    "if(intDiv(abs({0}), 864000000000) > 0, concat(toString(intDiv(abs({0}), 864000000000)), '.'), ''), "
+    "leftPad(toString(intDiv(abs({0}), 36000000000) % 24), 2, '0'), ':', "
+    "leftPad(toString(intDiv(abs({0}), 600000000) % 60), 2, '0'), ':', "
+    "leftPad(toString(intDiv(abs({0}), 10000000) % 60), 2, '0'), "
+    "if(abs({0}) % 10000000 = 0, '', concat('.', leftPad(toString(abs({0}) % 10000000), 7, '0')))))"
+)
+_DYNAMIC_TEXT = (
+    "if(isNull({0}) OR {0} = 'null', '', if(JSONType({0}) = 'String', JSONExtractString({0}), {0}))"
+)
+
+
+def to_string(value: Typed) -> S.Expr:
+    """KQL ``tostring``: never null, .NET spellings."""
+    t, x = value.type, value.sql
+    if t == "string":
+        return x
+    if t == "datetime":
+        return T(_DATETIME_TEXT, x)
+    if t == "timespan":
+        return T(_TIMESPAN_TEXT, x)
+    if t == "bool":
+        return T("if(isNull({0}), '', if({0}, 'true', 'false'))", x)
+    if t == "dynamic":
+        return T(_DYNAMIC_TEXT, x)
+    if t == "real":
+        return T(
+            "ifNull(replaceOne(replaceOne(toString({0}), 'inf', 'Infinity'), 'nan', 'NaN'), '')", x
+        )
+    return T("ifNull(toString({0}), '')", x)
+
+
+# --- dynamic (JSON text) ---------------------------------------------------------------------
+
+
+def to_json(value: Typed) -> S.Expr:
+    """JSON text of a value for a dynamic; NULL when the value is null."""
+    t, x = value.type, value.sql
+    if t == "dynamic":
+        return x
+    if t == "string":
+        return T("toJSONString({0})", x)
+    if t in ("int", "long", "real"):
+        return T("toJSONString({0})", x)
+    if t == "decimal":
+        return T("toString({0})", x)
+    if t == "bool":
+        return T("if(isNull({0}), NULL, if({0}, 'true', 'false'))", x)
+    if t in ("datetime", "timespan", "guid"):
+        return T("if(isNull({0}), NULL, toJSONString({1}))", x, to_string(value))
+    return T("toJSONString({0})", x)
+
+
+def json_or_null_literal(value: Typed) -> S.Expr:
+    """JSON text with null spelled ``null`` (inside arrays and bags)."""
+    return T("ifNull({0}, 'null')", to_json(value))
+
+
+def dynamic_string(x: S.Expr) -> S.Expr:
+    """The text of a dynamic: a JSON string's content, else its JSON text ('' for null)."""
+    return T(_DYNAMIC_TEXT, x)
+
+
+def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
+    """Convert dynamic JSON text to a scalar KQL type (null when it does not convert)."""
+    text = dynamic_string(x)
+    if kql_type == "string":
+        return Typed(text, "string")
+    if kql_type == "long":
+        return Typed(T("toInt64OrNull(toString(toDecimal128OrNull({0}, 0)))", text), "long")
+    if kql_type == "int":
+        return Typed(T("toInt32OrNull(toString(toDecimal128OrNull({0}, 0)))", text), "int")
+    if kql_type == "real":
+        return Typed(T("toFloat64OrNull({0})", text), "real")
+    if kql_type == "decimal":
+        return Typed(T("toDecimal128OrNull({0}, 18)", text), "decimal")
+    if kql_type == "bool":
+        return Typed(
+            T(
+                "multiIf(lower({0}) = 'true', true, lower({0}) = 'false', false, "
+                "toFloat64OrNull({0}) IS NOT NULL, toFloat64OrNull({0}) != 0, NULL)",
+                text,
+            ),
+            "bool",
+        )
+    if kql_type == "datetime":
+        return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+    if kql_type == "timespan":
+        return Typed(T("toInt64OrNull({0})", text), "timespan")
+    if kql_type == "guid":
+        return Typed(T("toUUIDOrNull({0})", text), "guid")
+    return Typed(x, "dynamic")

@@ -1,0 +1,1 @@
+"""The KQL conformance runner: corpora in ``../shared/kql-conformance`` through the engine."""

@@ -1,0 +1,189 @@
+"""One-shot execution: KQL text → compiled SQL → backend → the result-stream events.
+
+This is the simple entry point the API surfaces can use before progressive execution exists:
+one final snapshot per query. :func:`execute_text` is the blocking core (also used by the
+conformance runner); :func:`run_query` wraps it as an async event stream with located errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bzrk.engine.backends.base import Backend, QuerySettings
+from bzrk.engine.compile.errors import CompileError
+from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver
+from bzrk.engine.errors import EngineError
+from bzrk.engine.events import (
+    Column,
+    Done,
+    Error,
+    Event,
+    Location,
+    Metadata,
+    RowBatch,
+    TableSchema,
+    Visualization,
+)
+from bzrk.engine.values import table_rows
+
+# Settings every compiled query relies on for KQL semantics.
+SEMANTIC_SETTINGS: dict[str, str | int | float] = {
+    # `extend x = x + 1, y = x` must see the input column, not the new alias.
+    "prefer_column_name_to_alias": 1,
+    # Outer joins fill missing sides with nulls, as KQL does, not with type defaults.
+    "join_use_nulls": 1,
+    # mv-expand of several arrays pads the shorter ones with nulls.
+    "enable_unaligned_array_join": 1,
+    "output_format_arrow_low_cardinality_as_dictionary": 0,
+}
+
+
+@dataclass
+class ResultTable:
+    name: str
+    columns: tuple[Column, ...]
+    rows: list[list[Any]]
+
+
+@dataclass
+class QueryResult:
+    tables: list[ResultTable] = field(default_factory=list)
+    visualization: Visualization | None = None
+
+
+def compile_text(text: str, resolver: TableResolver | None = None) -> CompiledQuery:
+    """Parse and compile KQL text (raises ``KqlError`` or :class:`CompileError`)."""
+    from bzrk.kql.parser import parse
+
+    return QueryCompiler(resolver).compile(parse(text))
+
+
+def _with_semantics(settings: QuerySettings | None) -> QuerySettings:
+    base = settings or QuerySettings()
+    return replace(base, extra={**SEMANTIC_SETTINGS, **base.extra})
+
+
+def execute_text(
+    backend: Backend,
+    text: str,
+    *,
+    resolver: TableResolver | None = None,
+    settings: QuerySettings | None = None,
+    query_id: str | None = None,
+) -> QueryResult:
+    """Compile and run a KQL query to completion; blocking.
+
+    Raises:
+        KqlError: the text does not parse.
+        CompileError: a construct has no translation (located by its span).
+        EngineError: ClickHouse failed (timeout, memory, cancellation, …).
+    """
+    compiled = compile_text(text, resolver)
+    effective = _with_semantics(settings)
+    result = QueryResult(visualization=compiled.visualization)
+    for index, table in enumerate(compiled.tables):
+        qid = f"{query_id}-{index}" if query_id else None
+        arrow = backend.query_arrow(table.sql, settings=effective, query_id=qid)
+        result.tables.append(
+            ResultTable(table.name, table.columns, table_rows(arrow, table.columns))
+        )
+    return result
+
+
+def _location(text: str, span: Any) -> Location | None:
+    if span is None:
+        return None
+    from bzrk.kql.diagnostics import SourceText
+
+    loc = SourceText(text).location(span)
+    return Location(
+        loc.start_byte, loc.end_byte, loc.start_line, loc.start_column, loc.end_line, loc.end_column
+    )
+
+
+def error_event(text: str, exc: BaseException) -> Error:
+    """The located ``Error`` event for a failure of :func:`execute_text`."""
+    from bzrk.kql.diagnostics import KqlError
+
+    if isinstance(exc, KqlError):
+        location = exc.location
+        if location is None and exc.span is not None:
+            return Error(
+                code=exc.code,
+                title=exc.title,
+                message=exc.message,
+                location=_location(text, exc.span),
+            )
+        loc = (
+            None
+            if location is None
+            else Location(
+                location.start_byte,
+                location.end_byte,
+                location.start_line,
+                location.start_column,
+                location.end_line,
+                location.end_column,
+            )
+        )
+        return Error(code=exc.code, title=exc.title, message=exc.message, location=loc)
+    if isinstance(exc, CompileError):
+        return Error(
+            code=exc.code,
+            title="Unsupported",
+            message=exc.message,
+            location=_location(text, exc.span),
+        )
+    if isinstance(exc, EngineError):
+        return Error(code=exc.code, title="Execution error", message=exc.message)
+    return Error(
+        code="InternalError", title="Internal error", message=f"{type(exc).__name__}: {exc}"
+    )
+
+
+async def run_query(
+    backend: Backend,
+    text: str,
+    *,
+    resolver: TableResolver | None = None,
+    settings: QuerySettings | None = None,
+    batch_rows: int = 10_000,
+) -> AsyncIterator[Event]:
+    """Run a KQL query once and yield TableSchema / RowBatch / Metadata / Done, or one Error.
+
+    Closing the iterator early kills the running ClickHouse query.
+    """
+    query_id = f"q{uuid.uuid4().hex[:20]}"
+    task = asyncio.ensure_future(
+        asyncio.to_thread(
+            execute_text, backend, text, resolver=resolver, settings=settings, query_id=query_id
+        )
+    )
+    try:
+        result = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.to_thread(_kill_all, backend, query_id)
+        raise
+    except Exception as exc:
+        yield error_event(text, exc)
+        return
+    iteration = uuid.uuid4().hex[:12]
+    for table in result.tables:
+        yield TableSchema(table.name, table.columns)
+    for table in result.tables:
+        rows = table.rows
+        for start in range(0, max(len(rows), 1), batch_rows):
+            chunk = rows[start : start + batch_rows]
+            last = start + batch_rows >= len(rows)
+            yield RowBatch(table.name, iteration, chunk, iteration_complete=last)
+    yield Metadata(iteration, visualization=result.visualization)
+    yield Done()
+
+
+def _kill_all(backend: Backend, query_id: str) -> None:
+    for index in range(16):
+        backend.kill(f"{query_id}-{index}")

@@ -1,0 +1,595 @@
+"""The binder: resolves names, types every expression and computes every operator's schema.
+
+`Binder.bind_query` walks statements in order, keeping `let` symbols in a scope stack;
+expressions bind against a row schema (`Ctx.row`). Query operators are bound by the
+handlers in `binder/operators.py` (one per operator class). All results land in the
+`BoundQuery` side tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Union
+
+from bzrk.kql import syntax as s
+from bzrk.kql.binder.bound import BoundQuery, CallInfo
+from bzrk.kql.binder.typing_rules import (
+    arithmetic_type,
+    choose_signature,
+    first_mismatch,
+    promoted,
+    return_type,
+)
+from bzrk.kql.catalog import AGGREGATES, FUNCTIONS
+from bzrk.kql.diagnostics import (
+    KqlError,
+    aggregate_outside_summarize,
+    not_scalar,
+    not_tabular,
+    too_deep,
+    type_mismatch,
+    unknown_function,
+    unknown_name,
+    unknown_table,
+    wrong_argument_count,
+)
+from bzrk.kql.symbols import (
+    BOOL,
+    DYNAMIC,
+    EMPTY_SCHEMA,
+    LONG,
+    RAW_COLUMN,
+    REAL,
+    STRING,
+    UNKNOWN,
+    Column,
+    ColumnSymbol,
+    GlobalState,
+    RawPathSymbol,
+    Symbol,
+    TableRefSymbol,
+    TableSchema,
+    TableSymbol,
+    UserFunctionSymbol,
+    VariableSymbol,
+)
+
+Value = Union[str, TableSchema]  # a scalar type name or a tabular schema  # noqa: UP007
+MAX_BIND_DEPTH = 300
+
+_COMPARISON = frozenset({"==", "!=", "<>", "<", "<=", ">", ">=", "=~", "!~", "matches regex"})
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """Where an expression binds: the row schema, join sides, and whether aggregates are allowed."""
+
+    row: TableSchema | None = None
+    left: TableSchema | None = None
+    right: TableSchema | None = None
+    aggregates: bool = False
+
+
+class Binder:
+    def __init__(self, globals: GlobalState, bound: BoundQuery) -> None:
+        self.globals = globals
+        self.bound = bound
+        self.scopes: list[dict[str, Symbol]] = [{}]
+        self.depth = 0
+        self.text = ""
+
+    # --- scopes --------------------------------------------------------------------------
+
+    def lookup_local(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            sym = scope.get(name)
+            if sym is not None:
+                return sym
+        return None
+
+    def declare(self, name: str, sym: Symbol) -> None:
+        self.scopes[-1][name] = sym
+
+    # --- statements ----------------------------------------------------------------------
+
+    def bind_query(self, query: s.Query) -> None:
+        for stmt in query.statements:
+            self.bind_statement(stmt, top=True)
+
+    def bind_statement(self, stmt: s.Statement, top: bool) -> Value | None:
+        if isinstance(stmt, s.LetStatement):
+            value = stmt.value
+            if isinstance(value, s.Lambda):
+                self.declare(stmt.name, UserFunctionSymbol(stmt.name, value))
+                return None
+            bound = self.bind(value, Ctx())
+            if isinstance(bound, TableSchema):
+                self.declare(stmt.name, VariableSymbol(stmt.name, None, bound, value, "let"))
+            else:
+                self.declare(stmt.name, VariableSymbol(stmt.name, bound, None, value, "let"))
+            return None
+        if isinstance(stmt, s.DeclareParameters):
+            for p in stmt.params:
+                if p.default is not None:
+                    self.bind(p.default, Ctx())
+                self.declare(p.name, VariableSymbol(p.name, p.type, None, None, "query_parameter"))
+            return None
+        if isinstance(stmt, s.SetOption):
+            return None
+        assert isinstance(stmt, s.ExprStatement)
+        result = self.bind(stmt.expr, Ctx())
+        if top:
+            if isinstance(result, TableSchema):
+                self.bound.results.append((stmt, result))
+            else:
+                self.bound.results.append((stmt, TableSchema((Column("print_0", result),))))
+        return result
+
+    # --- expressions ---------------------------------------------------------------------
+
+    def bind(self, expr: s.Node, ctx: Ctx) -> Value:
+        self.depth += 1
+        if self.depth > MAX_BIND_DEPTH:
+            raise too_deep().at(expr.span)
+        try:
+            method = _EXPR_BINDERS.get(type(expr))
+            if method is None:
+                if isinstance(expr, s.QueryOperator):
+                    result: Value = self.bind_source_operator(expr, ctx)
+                else:
+                    raise not_scalar(self.snippet(expr)).at(expr.span)
+            else:
+                result = method(self, expr, ctx)
+        finally:
+            self.depth -= 1
+        if isinstance(result, TableSchema):
+            self.bound.schemas[expr] = result
+        else:
+            self.bound.types[expr] = result
+        return result
+
+    def scalar(self, expr: s.Node, ctx: Ctx) -> str:
+        value = self.bind(expr, ctx)
+        if isinstance(value, TableSchema):
+            # a single-column tabular value used as a scalar (e.g. `let n = toscalar(...)` misuse)
+            raise not_scalar(self.snippet(expr)).at(expr.span)
+        return value
+
+    def tabular(self, expr: s.Node, ctx: Ctx) -> TableSchema:
+        value = self.bind(expr, ctx)
+        if not isinstance(value, TableSchema):
+            raise not_tabular(self.snippet(expr)).at(expr.span)
+        return value
+
+    def snippet(self, node: s.Node) -> str:
+        return self.text[node.span.start : node.span.end]
+
+    def _literal(self, e: s.Literal, ctx: Ctx) -> Value:
+        return e.type
+
+    def _star(self, e: s.Star, ctx: Ctx) -> Value:
+        return UNKNOWN
+
+    def _typeof(self, e: s.TypeOf, ctx: Ctx) -> Value:
+        return "type"  # a type literal: only meaningful as an argument (extract, mv-apply, ...)
+
+    def _paren(self, e: s.Paren, ctx: Ctx) -> Value:
+        return self.bind(e.expr, ctx)
+
+    def _list(self, e: s.ListExpr, ctx: Ctx) -> Value:
+        for item in e.items:
+            self.bind(item, ctx)
+        return DYNAMIC
+
+    def _named_arg(self, e: s.NamedArg, ctx: Ctx) -> Value:
+        return self.bind(e.value, ctx)
+
+    def _name(self, e: s.NameRef, ctx: Ctx) -> Value:
+        name = e.name
+        row = ctx.row
+        if row is not None:
+            col = row.find(name)
+            if col is not None:
+                self.bound.symbols[e] = ColumnSymbol(col.name, col.type)
+                return col.type
+        sym = self.lookup_local(name)
+        if sym is not None:
+            self.bound.symbols[e] = sym
+            if isinstance(sym, VariableSymbol):
+                if sym.schema is not None:
+                    return sym.schema
+                return sym.type or UNKNOWN
+            if isinstance(sym, UserFunctionSymbol):
+                return self.invoke_user(sym, (), e, ctx, None)
+            if isinstance(sym, ColumnSymbol):
+                return sym.type
+            if isinstance(sym, TableRefSymbol):
+                return sym.table.schema
+        table = self.globals.find_table(name)
+        if table is not None:
+            self.bound.symbols[e] = TableRefSymbol(table)
+            return table.schema
+        if row is not None:
+            if name == RAW_COLUMN and row.raw:
+                self.bound.symbols[e] = RawPathSymbol(())
+                return DYNAMIC
+            if row.opaque:
+                self.bound.symbols[e] = ColumnSymbol(name, UNKNOWN)
+                return UNKNOWN
+            if row.raw and self.globals.permissive and not name.startswith("$"):
+                self.bound.symbols[e] = RawPathSymbol((name,))
+                return DYNAMIC
+        if ctx.left is not None and name in ("$left", "$right"):
+            return DYNAMIC
+        if row is None and self.lookup_local("$tables_unknown") is not None:
+            return TableSchema((), raw=True)
+        raise unknown_name(name).at(e.span)
+
+    def _member(self, e: s.Member, ctx: Ctx) -> Value:
+        target = e.target
+        if isinstance(target, s.NameRef) and target.name in ("$left", "$right"):
+            side = ctx.left if target.name == "$left" else ctx.right
+            if side is not None:
+                col = side.find(e.name)
+                if col is not None:
+                    sym = ColumnSymbol(col.name, col.type, target.name[1:])
+                    self.bound.symbols[e] = sym
+                    return col.type
+                if side.opaque or side.raw:
+                    self.bound.symbols[e] = ColumnSymbol(e.name, DYNAMIC, target.name[1:])
+                    return DYNAMIC
+            raise unknown_name(f"{target.name}.{e.name}").at(e.span)
+        if isinstance(target, s.Call) and target.name in ("database", "cluster"):
+            self.bind(target, Ctx())
+            db_name = _literal_string(target.args[0]) if target.args else None
+            table = self.globals.find_table(e.name, db_name if target.name == "database" else None)
+            if table is None:
+                raise unknown_table(e.name).at(e.span)
+            self.bound.symbols[e] = TableRefSymbol(table)
+            return table.schema
+        base = self.bind(target, ctx)
+        if isinstance(base, TableSchema):
+            col = base.find(e.name)
+            if col is not None:
+                self.bound.symbols[e] = ColumnSymbol(col.name, col.type)
+                return col.type
+            return UNKNOWN if base.opaque else DYNAMIC
+        tsym = self.bound.symbols.get(target)
+        if isinstance(tsym, RawPathSymbol):
+            self.bound.symbols[e] = RawPathSymbol((*tsym.path, e.name))
+        return DYNAMIC if base != UNKNOWN else UNKNOWN
+
+    def _index(self, e: s.Index, ctx: Ctx) -> Value:
+        base = self.bind(e.target, ctx)
+        self.scalar(e.index, ctx)
+        if isinstance(base, TableSchema):
+            return UNKNOWN
+        tsym = self.bound.symbols.get(e.target)
+        key = _literal_string(e.index)
+        if isinstance(tsym, RawPathSymbol) and key is not None:
+            self.bound.symbols[e] = RawPathSymbol((*tsym.path, key))
+        return DYNAMIC if base != UNKNOWN else UNKNOWN
+
+    def _unary(self, e: s.Unary, ctx: Ctx) -> Value:
+        t = self.scalar(e.operand, ctx)
+        return LONG if t in ("int", BOOL) else t
+
+    def _binary(self, e: s.Binary, ctx: Ctx) -> Value:
+        # long `a or b or c ...` chains are left-nested: walk the left spine iteratively so the
+        # recursion depth does not grow with the chain length
+        spine = [e]
+        node: s.Expr = e.left
+        while isinstance(node, s.Binary):
+            spine.append(node)
+            node = node.left
+        left = self.scalar(node, ctx)
+        result: str = left
+        for b in reversed(spine):
+            right = self.scalar(b.right, ctx)
+            result = self._binary_type(b, left, right)
+            if b is not e:
+                self.bound.types[b] = result
+            left = result
+        return result
+
+    def _binary_type(self, e: s.Binary, left: str, right: str) -> str:
+        op = e.op
+        if op in ("+", "-", "*", "/", "%"):
+            result = arithmetic_type(op, left, right)
+            if result is None:
+                raise type_mismatch(
+                    f"Operator '{op}' cannot combine {left} and {right}",
+                    "compatible operands",
+                    f"{left}, {right}",
+                ).at(e.span)
+            return result
+        return BOOL
+
+    def _in(self, e: s.InList, ctx: Ctx) -> Value:
+        self.scalar(e.left, ctx)
+        for item in e.items:
+            self.bind(item, Ctx(row=None) if _is_tabular_syntax(item) else ctx)
+        return BOOL
+
+    def _between(self, e: s.Between, ctx: Ctx) -> Value:
+        self.scalar(e.value, ctx)
+        self.scalar(e.low, ctx)
+        self.scalar(e.high, ctx)
+        return BOOL
+
+    def _lambda(self, e: s.Lambda, ctx: Ctx) -> Value:
+        return UNKNOWN
+
+    def _pipeline(self, e: s.Pipeline, ctx: Ctx) -> Value:
+        from bzrk.kql.binder.operators import bind_operator
+
+        source = e.source
+        if isinstance(source, s.Star):
+            schema = ctx.row if ctx.row is not None else EMPTY_SCHEMA
+            self.bound.schemas[source] = schema
+        elif isinstance(source, s.QueryOperator):
+            schema = self.bind_source_operator(source, ctx)
+        else:
+            schema = self.tabular(source, Ctx())
+        for op in e.operators:
+            self.bound.inputs[op] = schema
+            schema = bind_operator(self, op, schema)
+            self.bound.schemas[op] = schema
+        return schema
+
+    def bind_source_operator(self, op: s.QueryOperator, ctx: Ctx) -> TableSchema:
+        from bzrk.kql.binder.operators import bind_operator
+
+        self.bound.inputs[op] = EMPTY_SCHEMA
+        schema = bind_operator(self, op, None)
+        self.bound.schemas[op] = schema
+        return schema
+
+    # --- calls ---------------------------------------------------------------------------
+
+    def _call(self, e: s.Call, ctx: Ctx) -> Value:
+        name = e.name
+        if e.target is not None:
+            if name == "database" or name == "cluster":
+                self.bind(e.target, Ctx())
+                for a in e.args:
+                    self.bind(a, Ctx())
+                self.bound.calls[e] = CallInfo("special", None, None, UNKNOWN)
+                return UNKNOWN
+            raise unknown_function(name).at(e.span)
+        special = _SPECIAL_CALLS.get(name)
+        if special is not None:
+            return special(self, e, ctx)
+        sym = self.lookup_local(name)
+        if isinstance(sym, UserFunctionSymbol):
+            self.bound.symbols[e] = sym
+            return self.invoke_user(sym, e.args, e, ctx, None)
+        if isinstance(sym, VariableSymbol) and sym.schema is not None and not e.args:
+            return sym.schema
+        fn = None
+        kind = "scalar"
+        if ctx.aggregates:
+            fn = AGGREGATES.get(name)
+            kind = "aggregate"
+        if fn is None:
+            fn = FUNCTIONS.get(name)
+            kind = "scalar"
+        if fn is None:
+            agg = AGGREGATES.get(name)
+            if agg is not None:
+                raise aggregate_outside_summarize(name).at(e.span)
+            raise unknown_function(name).at(e.span)
+        inner = replace(ctx, aggregates=False) if kind == "aggregate" else ctx
+        arg_types: list[str] = []
+        for a in e.args:
+            if isinstance(a, s.Star):
+                self.bound.types[a] = UNKNOWN
+                arg_types.append(UNKNOWN)
+                continue
+            v = self.bind(a, inner)
+            arg_types.append(v if isinstance(v, str) else UNKNOWN)
+        sig = choose_signature(fn, arg_types)
+        if sig is None:
+            raise wrong_argument_count(name, len(e.args), fn.min_args, fn.max_args).at(e.span)
+        mismatch = first_mismatch(sig, arg_types) if kind == "scalar" else None
+        if mismatch is not None:
+            i, param = mismatch
+            raise type_mismatch(
+                f"Argument '{param.name}' of {name}()",
+                " or ".join(param.types) or param.type_kind.lower(),
+                arg_types[i],
+            ).at(e.args[i].span)
+        # a `typeof(t)` argument stands for the type it names when it decides the result type
+        value_types = [
+            a.type if isinstance(a, s.TypeOf) and not a.type.startswith("(") else t
+            for a, t in zip(e.args, arg_types, strict=False)
+        ]
+        result = _custom_return(fn.name, value_types, kind) or return_type(fn, sig, value_types)
+        self.bound.calls[e] = CallInfo(kind, fn, sig, result)
+        return result
+
+    def invoke_user(
+        self,
+        sym: UserFunctionSymbol,
+        args: tuple[s.Expr, ...],
+        site: s.Node,
+        ctx: Ctx,
+        input_schema: TableSchema | None,
+    ) -> Value:
+        decl = sym.declaration
+        params = decl.params
+        given = list(args)
+        if input_schema is not None:
+            given_types: list[Value] = [input_schema]
+        else:
+            given_types = []
+        for a in given:
+            given_types.append(self.bind(a, ctx))
+        required = sum(1 for p in params if p.default is None)
+        if not (required <= len(given_types) <= len(params)):
+            raise wrong_argument_count(sym.name, len(given_types), required, len(params)).at(
+                site.span
+            )
+        if len(self.scopes) > 64:
+            raise too_deep().at(site.span)
+        self.scopes.append({})
+        try:
+            for i, p in enumerate(params):
+                if i < len(given_types):
+                    gv = given_types[i]
+                else:
+                    gv = self.bind(p.default, Ctx()) if p.default is not None else UNKNOWN
+                if p.type == "table":
+                    schema = gv if isinstance(gv, TableSchema) else EMPTY_SCHEMA
+                    self.declare(p.name, VariableSymbol(p.name, None, schema, None, "parameter"))
+                else:
+                    ptype = p.type if isinstance(gv, str) else UNKNOWN
+                    self.declare(p.name, VariableSymbol(p.name, ptype, None, None, "parameter"))
+            result: Value = UNKNOWN
+            for stmt in decl.body:
+                r = self.bind_statement(stmt, top=False)
+                if r is not None:
+                    result = r
+        finally:
+            self.scopes.pop()
+        self.bound.calls[site] = CallInfo(
+            "user", None, None, result if isinstance(result, str) else "table", user=sym
+        )
+        return result
+
+
+def _literal_string(expr: s.Expr) -> str | None:
+    if isinstance(expr, s.Literal) and isinstance(expr.value, str):
+        return expr.value
+    return None
+
+
+def _is_tabular_syntax(expr: s.Expr) -> bool:
+    return isinstance(expr, s.Pipeline)
+
+
+def _custom_return(name: str, args: list[str], kind: str) -> str | None:
+    """Return types Kusto computes in code rather than declares."""
+    if kind == "aggregate":
+        if name in ("percentile", "percentiles", "percentilew", "percentilesw"):
+            return promoted(args[0]) if args else UNKNOWN
+        if name in ("take_any", "any", "arg_max", "arg_min", "anyif", "take_anyif"):
+            return args[0] if args else UNKNOWN
+        return None
+    if name in ("pack", "bag_pack", "pack_array", "pack_dictionary"):
+        return DYNAMIC
+    return None
+
+
+def _toscalar(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+    if len(e.args) != 1:
+        raise wrong_argument_count("toscalar", len(e.args), 1, 1).at(e.span)
+    v = b.bind(e.args[0], Ctx())
+    result = (
+        v.columns[0].type
+        if isinstance(v, TableSchema) and v.columns
+        else (v if isinstance(v, str) else UNKNOWN)
+    )
+    b.bound.calls[e] = CallInfo("special", FUNCTIONS.get("toscalar"), None, result)
+    return result
+
+
+def _materialize(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+    if len(e.args) != 1:
+        raise wrong_argument_count(e.name, len(e.args), 1, 1).at(e.span)
+    v = b.tabular(e.args[0], Ctx())
+    b.bound.calls[e] = CallInfo("special", None, None, "table")
+    return v
+
+
+def _table(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+    name = _literal_string(e.args[0]) if e.args else None
+    for a in e.args:
+        b.bind(a, Ctx())
+    b.bound.calls[e] = CallInfo("special", None, None, "table")
+    if name is None:
+        raise wrong_argument_count("table", len(e.args), 1, 2).at(e.span)
+    sym = b.lookup_local(name)
+    if isinstance(sym, VariableSymbol) and sym.schema is not None:
+        return sym.schema
+    table = b.globals.find_table(name)
+    if table is None:
+        raise unknown_table(name).at(e.span)
+    b.bound.symbols[e] = TableRefSymbol(table)
+    return table.schema
+
+
+def _column_ifexists(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+    if len(e.args) != 2:
+        raise wrong_argument_count("column_ifexists", len(e.args), 2, 2).at(e.span)
+    b.scalar(e.args[0], ctx)
+    default = b.scalar(e.args[1], ctx)
+    name = _literal_string(e.args[0])
+    col = ctx.row.find(name) if (ctx.row is not None and name is not None) else None
+    result = col.type if col is not None else default
+    b.bound.calls[e] = CallInfo("special", FUNCTIONS.get("column_ifexists"), None, result)
+    return result
+
+
+def _database(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+    for a in e.args:
+        b.bind(a, Ctx())
+    b.bound.calls[e] = CallInfo("special", None, None, UNKNOWN)
+    return UNKNOWN
+
+
+def _dynamic_call(name: str) -> object:
+    def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+        for a in e.args:
+            b.bind(a, ctx)
+        fn = FUNCTIONS.get(name)
+        b.bound.calls[e] = CallInfo("scalar", fn, fn.signatures[0] if fn else None, DYNAMIC)
+        return DYNAMIC
+
+    return bind_args
+
+
+def _row_window_call(result: str):  # type: ignore[no-untyped-def]
+    def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
+        for a in e.args:
+            b.bind(a, ctx)
+        fn = FUNCTIONS.get(e.name)
+        b.bound.calls[e] = CallInfo("scalar", fn, fn.signatures[0] if fn else None, result)
+        return result
+
+    return bind_args
+
+
+_SPECIAL_CALLS = {
+    "toscalar": _toscalar,
+    "materialize": _materialize,
+    "table": _table,
+    "column_ifexists": _column_ifexists,
+    "database": _database,
+    "cluster": _database,
+    "pack": _dynamic_call("pack"),
+    "bag_pack": _dynamic_call("bag_pack"),
+    "pack_array": _dynamic_call("pack_array"),
+    "pack_dictionary": _dynamic_call("pack_dictionary"),
+    "bag_pack_columns": _dynamic_call("bag_pack_columns"),
+}
+_unused = (REAL, STRING, TableSymbol, KqlError)
+
+_EXPR_BINDERS = {
+    s.Literal: Binder._literal,
+    s.NameRef: Binder._name,
+    s.Star: Binder._star,
+    s.TypeOf: Binder._typeof,
+    s.Paren: Binder._paren,
+    s.ListExpr: Binder._list,
+    s.NamedArg: Binder._named_arg,
+    s.Member: Binder._member,
+    s.Index: Binder._index,
+    s.Unary: Binder._unary,
+    s.Binary: Binder._binary,
+    s.InList: Binder._in,
+    s.Between: Binder._between,
+    s.Lambda: Binder._lambda,
+    s.Pipeline: Binder._pipeline,
+    s.Call: Binder._call,
+}

@@ -1,0 +1,706 @@
+"""Schema rules of the tabular operators: one `_bind_<operator>` per syntax class.
+
+Each takes the binder, the operator and its input schema (None for a source operator such as
+`print`) and returns the output schema, recording expression types on the way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bzrk.kql import syntax as s
+from bzrk.kql.binder.core import Binder, Ctx
+from bzrk.kql.binder.naming import expression_name, unique_name
+from bzrk.kql.binder.projection import bind_aggregates, bind_items
+from bzrk.kql.binder.typing_rules import widest
+from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
+from bzrk.kql.diagnostics import duplicate_column, unknown_name, unknown_plugin
+from bzrk.kql.symbols import (
+    BOOL,
+    DATETIME,
+    DYNAMIC,
+    EMPTY_SCHEMA,
+    INT,
+    LONG,
+    REAL,
+    STRING,
+    UNKNOWN,
+    Column,
+    ColumnSymbol,
+    TableSchema,
+    VariableSymbol,
+)
+
+Handler = Callable[[Binder, s.QueryOperator, TableSchema], TableSchema]
+
+
+def bind_operator(b: Binder, op: s.QueryOperator, input: TableSchema | None) -> TableSchema:
+    handler = _HANDLERS.get(type(op))
+    if handler is None:
+        return TableSchema((), opaque=True)
+    return handler(b, op, input if input is not None else EMPTY_SCHEMA)
+
+
+def _same(b: Binder, op: s.QueryOperator, input: TableSchema) -> TableSchema:
+    for child in op.children():
+        if isinstance(child, s.Expr):
+            b.bind(child, Ctx(row=input))
+    return input
+
+
+def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
+    b.scalar(op.predicate, Ctx(row=input))
+    return input
+
+
+def _take(b: Binder, op: s.Take | s.Tail | s.Sample, input: TableSchema) -> TableSchema:
+    b.scalar(op.count, Ctx(row=input))
+    return input
+
+
+def _sort(b: Binder, op: s.Sort, input: TableSchema) -> TableSchema:
+    for key in op.keys:
+        b.scalar(key.expr, Ctx(row=input))
+    return input
+
+
+def _top(b: Binder, op: s.Top, input: TableSchema) -> TableSchema:
+    b.scalar(op.count, Ctx())
+    b.scalar(op.key.expr, Ctx(row=input))
+    return input
+
+
+def _project(b: Binder, op: s.Project, input: TableSchema) -> TableSchema:
+    cols = bind_items(b, op.items, input, mode="project")
+    return TableSchema(tuple(cols))
+
+
+def _extend(b: Binder, op: s.Extend, input: TableSchema) -> TableSchema:
+    new_cols = bind_items(b, op.items, input, mode="extend")
+    return _merge_extend(input, new_cols)
+
+
+def _merge_extend(input: TableSchema, new_cols: list[Column]) -> TableSchema:
+    cols = list(input.columns)
+    index = {c.name: i for i, c in enumerate(cols)}
+    for c in new_cols:
+        if c.name in index:
+            cols[index[c.name]] = c
+        else:
+            index[c.name] = len(cols)
+            cols.append(c)
+    return TableSchema(tuple(cols), input.raw, input.opaque)
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile("^" + ".*".join(re.escape(p) for p in pattern.split("*")) + "$")
+
+
+def _match(
+    pattern: str, input: TableSchema, b: Binder, op: s.Node, strict: bool = True
+) -> list[Column]:
+    if "*" in pattern:
+        rx = _glob(pattern)
+        return [c for c in input.columns if rx.match(c.name)]
+    col = input.find(pattern)
+    if col is None:
+        if input.opaque or not strict:
+            return []
+        raise unknown_name(pattern).at(op.span)
+    return [col]
+
+
+def _project_away(b: Binder, op: s.ProjectAway, input: TableSchema) -> TableSchema:
+    drop: set[str] = set()
+    for p in op.patterns:
+        drop.update(c.name for c in _match(p, input, b, op))
+    return TableSchema(
+        tuple(c for c in input.columns if c.name not in drop), input.raw, input.opaque
+    )
+
+
+def _project_keep(b: Binder, op: s.ProjectKeep, input: TableSchema) -> TableSchema:
+    keep: set[str] = set()
+    for p in op.patterns:
+        keep.update(c.name for c in _match(p, input, b, op))
+    return TableSchema(tuple(c for c in input.columns if c.name in keep), input.raw, input.opaque)
+
+
+def _project_rename(b: Binder, op: s.ProjectRename, input: TableSchema) -> TableSchema:
+    cols = list(input.columns)
+    for new, old in op.renames:
+        for i, c in enumerate(cols):
+            if c.name == old:
+                cols[i] = Column(new, c.type)
+                break
+        else:
+            if not input.opaque:
+                raise unknown_name(old).at(op.span)
+    return TableSchema(tuple(cols), input.raw, input.opaque)
+
+
+def _project_reorder(b: Binder, op: s.ProjectReorder, input: TableSchema) -> TableSchema:
+    first: list[Column] = []
+    seen: set[str] = set()
+    for pattern, direction in op.patterns:
+        matched = [c for c in _match(pattern, input, b, op) if c.name not in seen]
+        if direction.endswith("asc"):
+            matched.sort(key=lambda c: c.name)
+        elif direction.endswith("desc"):
+            matched.sort(key=lambda c: c.name, reverse=True)
+        for c in matched:
+            seen.add(c.name)
+            first.append(c)
+    rest = [c for c in input.columns if c.name not in seen]
+    return TableSchema(tuple(first + rest), input.raw, input.opaque)
+
+
+def _summarize(b: Binder, op: s.Summarize, input: TableSchema) -> TableSchema:
+    for p in op.params:
+        b.bind(p.value, Ctx())
+    by_cols = bind_items(b, op.by, input, mode="by")
+    agg_cols = bind_aggregates(b, op.aggregates, input, taken={c.name for c in by_cols})
+    return TableSchema(tuple(by_cols + agg_cols))
+
+
+def _count(b: Binder, op: s.Count, input: TableSchema) -> TableSchema:
+    return TableSchema((Column(op.name or "Count", LONG),))
+
+
+def _distinct(b: Binder, op: s.Distinct, input: TableSchema) -> TableSchema:
+    if len(op.items) == 1 and isinstance(op.items[0], s.Star):
+        return TableSchema(input.columns, False, input.opaque)
+    items = tuple(s.NamedExpr(e.span, (), e) for e in op.items)
+    return TableSchema(tuple(bind_items(b, items, input, mode="by")))
+
+
+def _join_keys(
+    b: Binder, on: tuple[s.Expr, ...], left: TableSchema, right: TableSchema
+) -> list[str]:
+    same: list[str] = []
+    ctx = Ctx(row=left, left=left, right=right)
+    for e in on:
+        if isinstance(e, s.NameRef):
+            for side in (left, right):
+                if side.find(e.name) is None and not (side.opaque or side.raw):
+                    raise unknown_name(e.name).at(e.span)
+            col = left.find(e.name) or right.find(e.name)
+            b.bound.symbols[e] = ColumnSymbol(e.name, col.type if col else UNKNOWN)
+            b.bound.types[e] = col.type if col else UNKNOWN
+            same.append(e.name)
+        else:
+            b.scalar(e, ctx)
+    return same
+
+
+def _param(op_params: tuple[s.OperatorParam, ...], name: str, default: str) -> str:
+    for p in op_params:
+        if p.name == name:
+            v = p.value
+            if isinstance(v, s.NameRef):
+                return v.name.lower()
+            if isinstance(v, s.Literal):
+                return str(v.value).lower()
+    return default
+
+
+def _join(b: Binder, op: s.Join, input: TableSchema) -> TableSchema:
+    right = b.tabular(op.right, Ctx())
+    keys = _join_keys(b, op.on, input, right)
+    kind = _param(op.params, "kind", "innerunique")
+    if kind in ("leftsemi", "leftanti", "anti", "leftantisemi"):
+        return input
+    if kind in ("rightsemi", "rightanti", "rightantisemi"):
+        return right
+    cols = list(input.columns)
+    taken = {c.name for c in cols}
+    for c in right.columns:
+        name = unique_name(c.name, taken)
+        taken.add(name)
+        cols.append(Column(name, c.type))
+    del keys
+    return TableSchema(tuple(cols), False, input.opaque or right.opaque)
+
+
+def _lookup(b: Binder, op: s.Lookup, input: TableSchema) -> TableSchema:
+    right = b.tabular(op.right, Ctx())
+    keys = set(_join_keys(b, op.on, input, right))
+    for e in op.on:
+        if isinstance(e, s.Binary) and isinstance(e.right, s.Member):
+            keys.add(e.right.name)
+    cols = list(input.columns)
+    taken = {c.name for c in cols}
+    for c in right.columns:
+        if c.name in keys:
+            continue
+        name = unique_name(c.name, taken)
+        taken.add(name)
+        cols.append(Column(name, c.type))
+    return TableSchema(tuple(cols), input.raw, input.opaque or right.opaque)
+
+
+def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
+    if kind == "inner":
+        common = [c for c in schemas[0].columns if all(sc.find(c.name) for sc in schemas[1:])]
+        return common
+    order: list[str] = []
+    types: dict[str, list[str]] = {}
+    for sc in schemas:
+        for c in sc.columns:
+            if c.name not in types:
+                order.append(c.name)
+                types[c.name] = []
+            if c.type not in types[c.name]:
+                types[c.name].append(c.type)
+    cols: list[Column] = []
+    for name in order:
+        ts = types[name]
+        if len(ts) == 1:
+            cols.append(Column(name, ts[0]))
+        else:
+            cols.extend(Column(f"{name}_{t}", t) for t in ts)
+    taken: set[str] = set()
+    unique = []
+    for c in cols:
+        n = unique_name(c.name, taken)
+        taken.add(n)
+        unique.append(Column(n, c.type))
+    return unique
+
+
+def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
+    schemas: list[TableSchema] = []
+    if b.bound.inputs.get(op) is not EMPTY_SCHEMA and input is not None:
+        schemas.append(input)
+    fuzzy = _param(op.params, "isfuzzy", "false") == "true"
+    for t in op.tables:
+        if isinstance(t, s.NameRef) and "*" in t.name:
+            rx = _glob(t.name)
+            for db in b.globals.databases:
+                for tab in db.tables:
+                    if rx.match(tab.name):
+                        schemas.append(tab.schema)
+            continue
+        try:
+            schemas.append(b.tabular(t, Ctx()))
+        except Exception:
+            if not fuzzy:
+                raise
+    if not schemas:
+        return EMPTY_SCHEMA
+    cols = _union_schemas(schemas, _param(op.params, "kind", "outer"))
+    source = _param(op.params, "withsource", "")
+    for p in op.params:
+        if p.name == "withsource" and isinstance(p.value, s.NameRef):
+            source = p.value.name
+    if source:
+        cols.insert(0, Column(source, STRING))
+    return TableSchema(tuple(cols), all(sc.raw for sc in schemas), any(sc.opaque for sc in schemas))
+
+
+def _mv_expand_cols(b: Binder, op: s.MvExpand | s.MvApply, input: TableSchema) -> TableSchema:
+    cols = list(input.columns)
+    index = {c.name: i for i, c in enumerate(cols)}
+    for item in op.items:
+        ne = item.item
+        b.scalar(ne.expr, Ctx(row=input))
+        name = ne.names[0] if ne.names else (expression_name(ne.expr) or "Column1")
+        b.bound.names[ne] = (name,)
+        col = Column(name, item.to_type or DYNAMIC)
+        if name in index:
+            cols[index[name]] = col
+        else:
+            index[name] = len(cols)
+            cols.append(col)
+    if op.limit is not None:
+        b.scalar(op.limit, Ctx())
+    for p in op.params:
+        if p.name == "with_itemindex" and isinstance(p.value, s.NameRef):
+            cols.append(Column(p.value.name, LONG))
+    return TableSchema(tuple(cols), input.raw, input.opaque)
+
+
+def _mv_expand(b: Binder, op: s.MvExpand, input: TableSchema) -> TableSchema:
+    return _mv_expand_cols(b, op, input)
+
+
+def _mv_apply(b: Binder, op: s.MvApply, input: TableSchema) -> TableSchema:
+    # the subquery runs over each row's expanded sub-table; its output columns are appended to
+    # the original row (replacing same-named ones), the expanded items themselves are not kept
+    expanded = _mv_expand_cols(b, op, input)
+    sub = b.tabular(op.subquery, Ctx(row=expanded))
+    items = {b.bound.names[i.item][0] for i in op.items}
+    kept = TableSchema(
+        tuple(c for c in input.columns if c.name not in items), input.raw, input.opaque
+    )
+    return _merge_extend(kept, list(sub.columns))
+
+
+def _parse(b: Binder, op: s.Parse, input: TableSchema) -> TableSchema:
+    b.scalar(op.source, Ctx(row=input))
+    new = [Column(p.column.name, p.column.type) for p in op.parts if p.column is not None]
+    return _merge_extend(input, new)
+
+
+def _parse_kv(b: Binder, op: s.ParseKv, input: TableSchema) -> TableSchema:
+    b.scalar(op.source, Ctx(row=input))
+    return _merge_extend(input, [Column(c.name, c.type) for c in op.columns])
+
+
+def _make_series(b: Binder, op: s.MakeSeries, input: TableSchema) -> TableSchema:
+    ctx = Ctx(row=input)
+    for e in (op.on, op.start, op.end, op.step):
+        if e is not None:
+            b.scalar(e, ctx if e is op.on else Ctx(row=input))
+    for d in op.defaults:
+        if d is not None:
+            b.scalar(d, Ctx())
+    by_cols = bind_items(b, op.by, input, mode="by")
+    agg_cols = bind_aggregates(b, op.aggregates, input, taken={c.name for c in by_cols})
+    axis = expression_name(op.on) or "Column1"
+    return TableSchema(
+        tuple(by_cols + [Column(c.name, DYNAMIC) for c in agg_cols] + [Column(axis, DYNAMIC)])
+    )
+
+
+def _render(b: Binder, op: s.Render, input: TableSchema) -> TableSchema:
+    return input
+
+
+def _as(b: Binder, op: s.As, input: TableSchema) -> TableSchema:
+    b.declare(op.name, VariableSymbol(op.name, None, input, None, "let"))
+    return input
+
+
+def _serialize(b: Binder, op: s.Serialize, input: TableSchema) -> TableSchema:
+    new_cols = bind_items(b, op.items, input, mode="extend")
+    return _merge_extend(input, new_cols)
+
+
+def _getschema(b: Binder, op: s.GetSchema, input: TableSchema) -> TableSchema:
+    return TableSchema(
+        (
+            Column("ColumnName", STRING),
+            Column("ColumnOrdinal", INT),
+            Column("DataType", STRING),
+            Column("ColumnType", STRING),
+        )
+    )
+
+
+def _evaluate(b: Binder, op: s.Evaluate, input: TableSchema) -> TableSchema:
+    from bzrk.kql.binder.plugins import bind_plugin
+
+    plugin = PLUGINS.get(op.plugin.name) or EXTRA_PLUGINS.get(op.plugin.name)
+    if plugin is None:
+        raise unknown_plugin(op.plugin.name).at(op.plugin.span)
+    return bind_plugin(b, op, plugin, input)
+
+
+def _sample_distinct(b: Binder, op: s.SampleDistinct, input: TableSchema) -> TableSchema:
+    b.scalar(op.count, Ctx())
+    t = b.scalar(op.of, Ctx(row=input))
+    return TableSchema((Column(expression_name(op.of) or "Column1", t),))
+
+
+def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
+    if b.bound.inputs.get(op) is EMPTY_SCHEMA:
+        schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
+            t.schema for db in b.globals.databases for t in db.tables
+        ] + _views_in_scope(b)
+        merged = _union_schemas(schemas, "outer") if schemas else []
+        row = TableSchema(tuple(merged), True, any(sc.opaque for sc in schemas))
+        b.scalar(op.predicate, Ctx(row=row))
+        return TableSchema((Column("$table", STRING), *merged), row.raw, row.opaque)
+    b.scalar(op.predicate, Ctx(row=input))
+    return input
+
+
+def _views_in_scope(b: Binder) -> list[TableSchema]:
+    from bzrk.kql.symbols import UserFunctionSymbol
+
+    out = []
+    for scope in b.scopes:
+        for sym in scope.values():
+            if (
+                isinstance(sym, UserFunctionSymbol)
+                and sym.declaration.is_view
+                and not sym.declaration.params
+            ):
+                v = b.invoke_user(sym, (), sym.declaration, Ctx(), None)
+                if isinstance(v, TableSchema):
+                    out.append(v)
+    return out
+
+
+def _find(b: Binder, op: s.Find, input: TableSchema) -> TableSchema:
+    return TableSchema((Column("source_", STRING), Column("pack_", DYNAMIC)), opaque=True)
+
+
+def _invoke(b: Binder, op: s.Invoke, input: TableSchema) -> TableSchema:
+    from bzrk.kql.symbols import UserFunctionSymbol
+
+    sym = b.lookup_local(op.call.name)
+    if not isinstance(sym, UserFunctionSymbol):
+        raise unknown_name(op.call.name).at(op.call.span)
+    b.bound.symbols[op.call] = sym
+    result = b.invoke_user(sym, op.call.args, op.call, Ctx(), input)
+    return result if isinstance(result, TableSchema) else TableSchema((), opaque=True)
+
+
+def _facet(b: Binder, op: s.Facet, input: TableSchema) -> TableSchema:
+    first = op.columns[0] if op.columns else ""
+    col = input.find(first)
+    return TableSchema((Column(first, col.type if col else UNKNOWN), Column("count_", LONG)))
+
+
+def _fork(b: Binder, op: s.Fork, input: TableSchema) -> TableSchema:
+    schemas = [b.tabular(br, Ctx(row=input)) for br in op.branches]
+    return schemas[0] if schemas else input
+
+
+def _partition(b: Binder, op: s.Partition, input: TableSchema) -> TableSchema:
+    key = b.scalar(op.by, Ctx(row=input))
+    if isinstance(op.subquery, s.Pipeline) and isinstance(op.subquery.source, s.Star):
+        return b.tabular(op.subquery, Ctx(row=input))
+    # `{ query }` form: the key column's name stands for the partition (a one-column table,
+    # read with toscalar(key)); the query does not see the input rows directly
+    b.scopes.append({})
+    try:
+        if isinstance(op.by, s.NameRef):
+            key_schema = TableSchema((Column(op.by.name, key),))
+            b.declare(op.by.name, VariableSymbol(op.by.name, None, key_schema, None, "parameter"))
+        if isinstance(op.subquery, s.Lambda):
+            return _bind_block(b, op.subquery, input)
+        return b.tabular(op.subquery, Ctx())
+    finally:
+        b.scopes.pop()
+
+
+def _bind_block(b: Binder, block: s.Lambda, input: TableSchema) -> TableSchema:
+    result = None
+    for stmt in block.body:
+        r = b.bind_statement(stmt, top=False)
+        if r is not None:
+            result = r
+    return result if isinstance(result, TableSchema) else TableSchema((), opaque=True)
+
+
+def _scan(b: Binder, op: s.Scan, input: TableSchema) -> TableSchema:
+    declared = [Column(p.name, p.type) for p in op.declares]
+    row = _merge_extend(input, declared)
+    b.scopes.append({})
+    try:
+        for step in op.steps:
+            b.declare(step.name, VariableSymbol(step.name, None, row, None, "let"))
+        for step in op.steps:
+            b.scalar(step.condition, Ctx(row=row))
+            for a in step.assignments:
+                b.scalar(a.expr, Ctx(row=row))
+    finally:
+        b.scopes.pop()
+    cols = list(row.columns)
+    for p in op.params:
+        if p.name == "with_match_id" and isinstance(p.value, s.NameRef):
+            cols.append(Column(p.value.name, LONG))
+    return TableSchema(tuple(cols), input.raw, input.opaque)
+
+
+def _reduce(b: Binder, op: s.Reduce, input: TableSchema) -> TableSchema:
+    b.scalar(op.by, Ctx(row=input))
+    return TableSchema(
+        (Column("Pattern", STRING), Column("Count", LONG), Column("Representative", STRING))
+    )
+
+
+def _top_nested(b: Binder, op: s.TopNested, input: TableSchema) -> TableSchema:
+    cols: list[Column] = []
+    taken: set[str] = set()
+    for level in op.levels:
+        if level.count is not None:
+            b.scalar(level.count, Ctx())
+        t = b.scalar(level.of.expr, Ctx(row=input))
+        name = (
+            level.of.names[0] if level.of.names else (expression_name(level.of.expr) or "Column1")
+        )
+        cols.append(Column(name, t))
+        taken.add(name)
+        agg = bind_aggregates(b, (level.by,), input, taken=taken)
+        cols.extend(agg)
+        taken.update(c.name for c in agg)
+    return TableSchema(tuple(cols))
+
+
+def _top_hitters(b: Binder, op: s.TopHitters, input: TableSchema) -> TableSchema:
+    b.scalar(op.count, Ctx())
+    t = b.scalar(op.of, Ctx(row=input))
+    name = expression_name(op.of) or "Column1"
+    cols = [Column(name, t)]
+    if op.by is not None:
+        bt = b.scalar(op.by, Ctx(row=input))
+        cols.append(Column(f"approximate_sum_{expression_name(op.by) or ''}", bt))
+    else:
+        cols.append(Column(f"approximate_count_{name}", LONG))
+    return TableSchema(tuple(cols))
+
+
+def _print(b: Binder, op: s.Print, input: TableSchema) -> TableSchema:
+    return TableSchema(tuple(bind_items(b, op.items, EMPTY_SCHEMA, mode="print")))
+
+
+def _range(b: Binder, op: s.Range, input: TableSchema) -> TableSchema:
+    t = b.scalar(op.start, Ctx())
+    end = b.scalar(op.end, Ctx())
+    step = b.scalar(op.step, Ctx())
+    if t in (INT, LONG, REAL, "decimal"):
+        t = widest([t, *(x for x in (end, step) if x in (INT, LONG, REAL, "decimal"))])
+    return TableSchema((Column(op.name, t),))
+
+
+def _datatable(b: Binder, op: s.DataTable, input: TableSchema) -> TableSchema:
+    names: set[str] = set()
+    for c in op.columns:
+        if c.name in names:
+            raise duplicate_column(c.name).at(c.span)
+        names.add(c.name)
+    for v in op.values:
+        b.scalar(v, Ctx())
+    return TableSchema(tuple(Column(c.name, c.type) for c in op.columns))
+
+
+def _externaldata(b: Binder, op: s.ExternalData, input: TableSchema) -> TableSchema:
+    return TableSchema(tuple(Column(c.name, c.type) for c in op.columns))
+
+
+def _consume(b: Binder, op: s.Consume, input: TableSchema) -> TableSchema:
+    return EMPTY_SCHEMA
+
+
+# --- Berserk extensions ------------------------------------------------------------------
+
+
+def _annotate(b: Binder, op: s.Annotate, input: TableSchema) -> TableSchema:
+    cols = list(input.columns)
+    for item in op.items:
+        b.scalar(item.path, Ctx(row=input))
+        if isinstance(item.path, s.NameRef) and not item.type.startswith(("[", "{")):
+            for i, c in enumerate(cols):
+                if c.name == item.path.name:
+                    cols[i] = Column(c.name, item.type)
+                    break
+            else:
+                cols.append(Column(item.path.name, item.type))
+    return TableSchema(tuple(cols), input.raw, input.opaque)
+
+
+def _fieldstats(b: Binder, op: s.FieldStats, input: TableSchema) -> TableSchema:
+    for c in op.columns:
+        b.scalar(c, Ctx(row=input))
+    return TableSchema(
+        (
+            Column("AttributePath", STRING),
+            Column("Type", STRING),
+            Column("Cardinality", LONG),
+            Column("Frequency", REAL),
+            Column("Hint", DYNAMIC),
+        )
+    )
+
+
+def _otel_log_stats(b: Binder, op: s.OtelLogStats, input: TableSchema) -> TableSchema:
+    for c in op.columns:
+        b.scalar(c, Ctx(row=input))
+    for p in op.params:
+        if p.name == "severity":
+            b.scalar(p.value, Ctx(row=input))
+    return _fieldstats(b, s.FieldStats(op.span, (), ()), input)
+
+
+def _trace_pattern(b: Binder, pattern: s.TracePattern, row: TableSchema) -> None:
+    if pattern.predicate is not None:
+        if isinstance(pattern.predicate, s.Pipeline):
+            b.tabular(pattern.predicate, Ctx(row=row))
+        else:
+            b.scalar(pattern.predicate, Ctx(row=row))
+    for side in (pattern.left, pattern.right):
+        if side is not None:
+            _trace_pattern(b, side, row)
+
+
+def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
+    row = input if input.columns or input.raw else TableSchema((), raw=True)
+    _trace_pattern(b, op.pattern, row)
+    schema = TableSchema((Column("trace_id", STRING),))
+    for out in op.output:
+        b.bound.inputs[out] = row
+        if isinstance(out, s.Summarize):
+            summarized = _summarize(b, out, row)
+            schema = TableSchema(
+                (
+                    Column("trace_id", STRING),
+                    *[c for c in summarized.columns if c.name != "trace_id"],
+                )
+            )
+        else:
+            schema = bind_operator(b, out, schema)
+        b.bound.schemas[out] = schema
+    return schema
+
+
+def _generic(b: Binder, op: s.GenericOperator, input: TableSchema) -> TableSchema:
+    return TableSchema((), opaque=True)
+
+
+_HANDLERS: dict[type, Callable[..., TableSchema]] = {
+    s.Where: _where,
+    s.Project: _project,
+    s.Extend: _extend,
+    s.ProjectAway: _project_away,
+    s.ProjectKeep: _project_keep,
+    s.ProjectRename: _project_rename,
+    s.ProjectReorder: _project_reorder,
+    s.Summarize: _summarize,
+    s.Count: _count,
+    s.Take: _take,
+    s.Tail: _take,
+    s.Sample: _take,
+    s.Top: _top,
+    s.TopNested: _top_nested,
+    s.TopHitters: _top_hitters,
+    s.Sort: _sort,
+    s.Distinct: _distinct,
+    s.Join: _join,
+    s.Lookup: _lookup,
+    s.Union: _union,
+    s.MvExpand: _mv_expand,
+    s.MvApply: _mv_apply,
+    s.Parse: _parse,
+    s.ParseKv: _parse_kv,
+    s.MakeSeries: _make_series,
+    s.Render: _render,
+    s.As: _as,
+    s.Serialize: _serialize,
+    s.GetSchema: _getschema,
+    s.Evaluate: _evaluate,
+    s.SampleDistinct: _sample_distinct,
+    s.Search: _search,
+    s.Find: _find,
+    s.Invoke: _invoke,
+    s.Consume: _consume,
+    s.Facet: _facet,
+    s.Fork: _fork,
+    s.Partition: _partition,
+    s.Scan: _scan,
+    s.Reduce: _reduce,
+    s.Print: _print,
+    s.Range: _range,
+    s.DataTable: _datatable,
+    s.ExternalData: _externaldata,
+    s.GenericOperator: _generic,
+    s.Annotate: _annotate,
+    s.FieldStats: _fieldstats,
+    s.OtelLogStats: _otel_log_stats,
+    s.TraceFind: _trace_find,
+}
+_unused = (BOOL, DATETIME, _same)

@@ -1,0 +1,224 @@
+"""Projection lists: binding `NamedExpr` items and naming their columns by KQL's rules
+(`project`/`extend` → `Column1`, `print` → `print_0`, summarize aggregates incl. the
+multi-column ones: `arg_max`, `arg_min`, `take_any`, `percentiles`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bzrk.kql import syntax as s
+from bzrk.kql.binder.naming import expression_name, unique_name
+from bzrk.kql.binder.typing_rules import promoted
+from bzrk.kql.catalog import TUPLE_RESULTS
+from bzrk.kql.diagnostics import duplicate_column
+from bzrk.kql.symbols import DYNAMIC, LONG, UNKNOWN, Column, TableSchema
+
+if TYPE_CHECKING:
+    from bzrk.kql.binder.core import Binder
+
+
+def _next_column(taken: set[str], counter: list[int], prefix: str = "Column") -> str:
+    while True:
+        counter[0] += 1
+        name = f"{prefix}{counter[0]}"
+        if name not in taken:
+            return name
+
+
+def bind_items(
+    b: Binder, items: tuple[s.NamedExpr, ...], input: TableSchema, mode: str
+) -> list[Column]:
+    """Bind projection-like items; mode is "project", "extend", "by" or "print"."""
+    from bzrk.kql.binder.core import Ctx
+
+    ctx = Ctx(row=input)
+    cols: list[Column] = []
+    taken: set[str] = set(input.names) if mode == "extend" else set()
+    produced: set[str] = set()
+    counter = [0]
+    for i, item in enumerate(items):
+        if isinstance(item.expr, s.Star) and mode == "project":
+            for c in input.columns:
+                if c.name not in produced:
+                    cols.append(c)
+                    produced.add(c.name)
+            continue
+        value = b.bind(item.expr, ctx)
+        t = value if isinstance(value, str) else DYNAMIC
+        tuple_cols = _tuple_columns(b, item)
+        if tuple_cols is not None:
+            names, types = tuple(n for n, _ in tuple_cols), [ty for _, ty in tuple_cols]
+        elif item.names:
+            names = item.names
+            types = [t] + [DYNAMIC] * (len(names) - 1) if len(names) > 1 else [t]
+        else:
+            # `print` never derives names from expressions: unnamed items are print_<index>
+            name = None if mode == "print" else expression_name(item.expr)
+            if name is None:
+                name = f"print_{i}" if mode == "print" else _next_column(taken | produced, counter)
+            elif mode not in ("extend", "project"):
+                name = unique_name(name, produced)
+            names, types = (name,), [t]
+        b.bound.names[item] = tuple(names)
+        for n, ty in zip(names, types, strict=False):
+            if n in produced and mode == "project":
+                raise duplicate_column(n).at(item.span)
+            if n in produced and mode != "extend":
+                n = unique_name(n, produced)
+            produced.add(n)
+            cols.append(Column(n, ty))
+    return cols
+
+
+def _tuple_columns(b: Binder, item: s.NamedExpr) -> list[tuple[str, str]] | None:
+    expr = item.expr
+    if not isinstance(expr, s.Call) or expr.target is not None:
+        return None
+    if expr.name in ("array_sort_asc", "array_sort_desc") and b.bound.calls.get(expr) is not None:
+        if item.names:
+            return [(n, DYNAMIC) for n in item.names]
+        arrays = [a for a in expr.args if b.bound.types.get(a) == DYNAMIC]
+        if len(arrays) < 2:
+            return None
+        return [(f"{expression_name(a) or 'array'}_sorted", DYNAMIC) for a in arrays]
+    if expr.name not in TUPLE_RESULTS:
+        return None
+    info = b.bound.calls.get(expr)
+    if info is None or info.kind != "scalar":
+        return None
+    suffixes = TUPLE_RESULTS[expr.name]
+    if expr.name in ("array_sort_asc", "array_sort_desc"):
+        sorted_cols = [
+            (f"{expression_name(a) or 'array'}_sorted", DYNAMIC)
+            for a in expr.args
+            if not isinstance(a, s.Literal)
+        ]
+        if item.names:
+            return [(n, DYNAMIC) for n in item.names]
+        return sorted_cols or None
+    if len(item.names) > 1:
+        cols = [
+            (n, suffixes[i][1] if i < len(suffixes) else DYNAMIC) for i, n in enumerate(item.names)
+        ]
+        return cols
+    if item.names:  # a single name renames the first column only
+        arg = expression_name(expr.args[0]) if expr.args else None
+        base = f"{expr.name}_{arg}" if arg else expr.name
+        return [(item.names[0], suffixes[0][1])] + [
+            (f"{base}_{suffix}", t) for suffix, t in suffixes[1:]
+        ]
+    else:
+        arg = expression_name(expr.args[0]) if expr.args else None
+        base = f"{expr.name}_{arg}" if arg else expr.name
+    return [(f"{base}_{suffix}", t) for suffix, t in suffixes]
+
+
+_MULTI = frozenset(
+    {
+        "arg_max",
+        "arg_min",
+        "take_any",
+        "any",
+        "percentiles",
+        "percentilesw",
+        "take_anyif",
+        "anyif",
+        "percentile",
+        "percentilew",
+    }
+)
+
+
+def _percent_suffix(expr: s.Expr) -> str:
+    if isinstance(expr, s.Literal):
+        text = expr.text.lstrip("+")
+        return text.replace(".", "_").replace("-", "_")
+    return ""
+
+
+def bind_aggregates(
+    b: Binder, items: tuple[s.NamedExpr, ...], input: TableSchema, taken: set[str]
+) -> list[Column]:
+    from bzrk.kql.binder.core import Ctx
+
+    ctx = Ctx(row=input, aggregates=True)
+    cols: list[Column] = []
+    produced = set(taken)
+    counter = [0]
+    for item in items:
+        expr = item.expr
+        value = b.bind(expr, ctx)
+        t = value if isinstance(value, str) else DYNAMIC
+        generated: list[Column]
+        if (
+            isinstance(expr, s.Call)
+            and expr.name in _MULTI
+            and expr.target is None
+            and b.bound.calls.get(expr) is not None
+            and b.bound.calls[expr].kind == "aggregate"
+        ):
+            generated = _multi_columns(b, expr, input, produced)
+        else:
+            name = expression_name(expr, aggregate=True) or _next_column(produced, counter)
+            generated = [Column(name, t)]
+        if item.names:
+            renamed = [
+                Column(n, generated[i].type if i < len(generated) else UNKNOWN)
+                for i, n in enumerate(item.names)
+            ]
+            generated = renamed + generated[len(item.names) :]
+        final: list[Column] = []
+        for c in generated:
+            name = c.name if item.names and c.name in item.names else unique_name(c.name, produced)
+            produced.add(name)
+            final.append(Column(name, c.type))
+        b.bound.names[item] = tuple(c.name for c in final)
+        cols.extend(final)
+    return cols
+
+
+def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str]) -> list[Column]:
+    args = call.args
+    name = call.name
+
+    def arg_type(a: s.Expr) -> str:
+        return b.bound.types.get(a, UNKNOWN)
+
+    if name in ("take_any", "any") and len(args) == 1 and not isinstance(args[0], s.Star):
+        base = expression_name(args[0])
+        n = (base if name == "take_any" else f"any_{base}") if base else f"{name}_"
+        return [Column(n, arg_type(args[0]))]
+    if name in ("percentiles", "percentilesw", "percentile", "percentilew"):
+        base = expression_name(args[0]) or ""
+        first = 2 if name in ("percentilesw", "percentilew") else 1
+        t = promoted(arg_type(args[0]))
+        return [Column(f"percentile_{base}_{_percent_suffix(a)}", t) for a in args[first:]]
+    if name in ("arg_max", "arg_min"):
+        first_name = expression_name(args[0]) or ("max_" if name == "arg_max" else "min_")
+        cols = [Column(first_name, arg_type(args[0]))]
+        seen = set(taken) | {first_name}
+        for a in args[1:]:
+            if isinstance(a, s.Star):
+                for c in input.columns:
+                    if c.name not in seen:
+                        cols.append(c)
+                        seen.add(c.name)
+            else:
+                n = expression_name(a) or "Column1"
+                cols.append(Column(n, arg_type(a)))
+                seen.add(n)
+        return cols
+    # take_any / any (optionally *if): one column per argument, `*` → all input columns
+    cols = []
+    use = args[:-1] if name.endswith("if") else args
+    seen = set(taken)
+    for a in use:
+        if isinstance(a, s.Star):
+            for c in input.columns:
+                if c.name not in seen:
+                    cols.append(c)
+                    seen.add(c.name)
+        else:
+            n = expression_name(a) or ("any_" if name.startswith("any") else "Column1")
+            cols.append(Column(n, arg_type(a)))
+    return cols or [Column(f"{name}_", LONG)]

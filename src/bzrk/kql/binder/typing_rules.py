@@ -1,0 +1,169 @@
+"""KQL typing rules: arithmetic result types (data from catalog/operators.json), common and
+widest types, and signature return-type rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bzrk.kql.catalog import FunctionSymbol, Parameter, Signature
+from bzrk.kql.symbols import (
+    BOOL,
+    DATETIME,
+    DECIMAL,
+    DYNAMIC,
+    INT,
+    LONG,
+    NUMERIC_TYPES,
+    REAL,
+    STRING,
+    TIMESPAN,
+    UNKNOWN,
+)
+
+_ARITH: dict[str, dict[str, str]] = json.loads(
+    (Path(__file__).parent.parent / "catalog" / "operators.json").read_text(encoding="utf-8")
+)
+_NUMERIC_RANK = {INT: 0, LONG: 1, REAL: 2, DECIMAL: 3}
+
+
+def arithmetic_type(op: str, left: str, right: str) -> str | None:
+    """Result of `left op right`, or None when KQL rejects the pair."""
+    if left == UNKNOWN or right == UNKNOWN:
+        return UNKNOWN
+    return _ARITH.get(op, {}).get(f"{left},{right}")
+
+
+def widest(types: list[str]) -> str:
+    nums = [t for t in types if t in _NUMERIC_RANK]
+    if not nums:
+        return types[0] if types else UNKNOWN
+    return max(nums, key=_NUMERIC_RANK.__getitem__)
+
+
+def common_type(types: list[str], non_dynamic: bool = False) -> str:
+    known = [t for t in types if t != UNKNOWN]
+    if non_dynamic:
+        concrete = [t for t in known if t != DYNAMIC]
+        if concrete:
+            known = concrete
+    if not known:
+        return UNKNOWN
+    first = known[0]
+    if all(t == first for t in known):
+        return first
+    if all(t in NUMERIC_TYPES for t in known):
+        return widest(known)
+    if DYNAMIC in known and not non_dynamic:
+        return DYNAMIC
+    return first
+
+
+def promoted(t: str) -> str:
+    return LONG if t in (INT, BOOL) else t
+
+
+def _matches(param: Parameter, arg: str) -> int:
+    """2 exact, 1 acceptable with conversion, 0 rejected."""
+    if arg == UNKNOWN:
+        return 1
+    if arg == "type":
+        return 2 if param.arg_kind == "Constant" or "type" in param.types else 0
+    kind = param.type_kind
+    if kind == "Declared":
+        if arg in param.types:
+            return 2
+        if arg == DYNAMIC:
+            return 1
+        if arg in (INT, LONG) and any(t in (LONG, INT, REAL, DECIMAL) for t in param.types):
+            return 1
+        if arg in (REAL, DECIMAL) and any(t in (REAL, DECIMAL) for t in param.types):
+            return 1
+        return 0
+    if kind in ("Integer",):
+        return 2 if arg in (INT, LONG) else (1 if arg == DYNAMIC else 0)
+    if kind in ("RealOrDecimal",):
+        return 2 if arg in (REAL, DECIMAL) else (1 if arg in (INT, LONG, DYNAMIC) else 0)
+    if kind in ("Number", "CommonNumber"):
+        return 2 if arg in NUMERIC_TYPES else (1 if arg == DYNAMIC else 0)
+    if kind in ("Summable", "CommonSummable"):
+        return (
+            2
+            if arg in NUMERIC_TYPES or arg in (TIMESPAN,)
+            else (1 if arg in (DYNAMIC, DATETIME) else 0)
+        )
+    if kind in ("StringOrDynamic", "StringOrArray"):
+        return 2 if arg in (STRING, DYNAMIC) else 0
+    if kind in ("DynamicArray", "DynamicBag"):
+        return 2 if arg == DYNAMIC else 0
+    if kind == "NotDynamic":
+        return 0 if arg == DYNAMIC else 2
+    if kind == "NotBool":
+        return 0 if arg == BOOL else 2
+    if kind == "NotRealOrBool":
+        return 0 if arg in (REAL, BOOL) else 2
+    if kind == "Tabular":
+        return 0
+    return 1
+
+
+def choose_signature(fn: FunctionSymbol, args: list[str]) -> Signature | None:
+    """The best-matching overload for the argument types, or None if the count fits none."""
+    best: Signature | None = None
+    best_score = -(10**9)
+    n = len(args)
+    for sig in fn.signatures:
+        if not sig.accepts_count(n):
+            continue
+        params = sig.param_for(n)
+        score = 0
+        ok = True
+        for p, a in zip(params, args, strict=False):
+            m = _matches(p, a)
+            if m == 0:
+                ok = False
+            score += m
+        if not ok:
+            score -= 1000
+        if score > best_score:
+            best, best_score = sig, score
+    return best
+
+
+def first_mismatch(sig: Signature, args: list[str]) -> tuple[int, Parameter] | None:
+    """The first argument a declared scalar parameter cannot take (strings for numbers, ...)."""
+    for i, (p, a) in enumerate(zip(sig.param_for(len(args)), args, strict=False)):
+        if p.type_kind == "Declared" and p.types and _matches(p, a) == 0 and a in _STRICT:
+            return i, p
+    return None
+
+
+# Argument types whose mismatch with a declared parameter is reported (others convert).
+_STRICT = frozenset(
+    {"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}
+)
+
+
+def return_type(fn: FunctionSymbol, sig: Signature, args: list[str]) -> str:
+    rk = sig.return_kind
+    if rk == "Declared":
+        return sig.return_type or UNKNOWN
+    if rk == "Parameter0" or rk == "Parameter0Literal":
+        return args[0] if args else UNKNOWN
+    if rk == "Parameter1" or rk == "Parameter1Literal":
+        return args[1] if len(args) > 1 else UNKNOWN
+    if rk == "Parameter2":
+        return args[2] if len(args) > 2 else UNKNOWN
+    if rk in ("ParameterN", "ParameterNLiteral"):
+        return args[-1] if args else UNKNOWN
+    if rk == "Parameter0Promoted":
+        return promoted(args[0]) if args else UNKNOWN
+    if rk == "Parameter0Array":
+        return DYNAMIC
+    if rk in ("Common", "CommonNonDynamic"):
+        params = sig.param_for(len(args))
+        chosen = [a for p, a in zip(params, args, strict=False) if p.type_kind.startswith("Common")]
+        return common_type(chosen or args, non_dynamic=rk == "CommonNonDynamic")
+    if rk == "Widest":
+        return widest(args)
+    return sig.computed_type or DYNAMIC

@@ -1,0 +1,144 @@
+"""Berserk's own built-ins (berserk-product.md §4), in the same record shape as builtins.json:
+[name, result_name_kind, result_prefix, hidden, [[return_kind, return_type, computed_type,
+[[param, type_kind, [types], arg_kind, min, max, optional], ...]], ...]]."""
+
+from __future__ import annotations
+
+_E = "Expression"
+_C = "Constant"
+
+FUNCTIONS: list[list[object]] = [
+    # bin_auto(timestamp[, min]): bucket width from the query window (750–1,500 points)
+    [
+        "bin_auto",
+        "FirstArgument",
+        "",
+        0,
+        [
+            ["Declared", "datetime", None, [["value", "Declared", ["datetime"], _E, 1, 1, 0]]],
+            [
+                "Declared",
+                "datetime",
+                None,
+                [
+                    ["value", "Declared", ["datetime"], _E, 1, 1, 0],
+                    ["min", "Declared", ["timespan"], _C, 1, 1, 0],
+                ],
+            ],
+        ],
+    ],
+    [
+        "log_template_hash",
+        "None",
+        "",
+        0,
+        [["Declared", "long", None, [["text", "Declared", ["string"], _E, 1, 1, 0]]]],
+    ],
+    [
+        "extract_log_template",
+        "None",
+        "",
+        0,
+        [["Declared", "string", None, [["text", "Declared", ["string"], _E, 1, 1, 0]]]],
+    ],
+    [
+        "log_template_regex",
+        "None",
+        "",
+        0,
+        [["Declared", "string", None, [["template", "Declared", ["string"], _E, 1, 1, 0]]]],
+    ],
+    [
+        "log_template",
+        "None",
+        "",
+        0,
+        [["Declared", "string", None, [["text", "Declared", ["string"], _E, 1, 1, 0]]]],
+    ],
+    [
+        "unixtime_nanoseconds_todatetime",
+        "None",
+        "",
+        0,
+        [["Declared", "datetime", None, [["value", "Number", [], _E, 1, 1, 0]]]],
+    ],
+]
+
+AGGREGATES: list[list[object]] = [
+    [
+        "rate",
+        "PrefixAndFirstArgument",
+        "rate",
+        0,
+        [
+            [
+                "Declared",
+                "real",
+                None,
+                [
+                    ["value", "Number", [], _E, 1, 1, 0],
+                    ["time", "Declared", ["datetime"], _E, 0, 1, 1],
+                ],
+            ]
+        ],
+    ],
+    [
+        "deriv",
+        "PrefixAndFirstArgument",
+        "deriv",
+        0,
+        [
+            [
+                "Declared",
+                "real",
+                None,
+                [
+                    ["value", "Number", [], _E, 1, 1, 0],
+                    ["time", "Declared", ["datetime"], _E, 0, 1, 1],
+                ],
+            ]
+        ],
+    ],
+    [
+        "otel_rate",
+        "PrefixOnly",
+        "otel_rate",
+        0,
+        [["Declared", "real", None, [["record", "Scalar", [], _E, 1, 1, 0]]]],
+    ],
+    [
+        "otel_increase",
+        "PrefixOnly",
+        "otel_increase",
+        0,
+        [["Declared", "real", None, [["record", "Scalar", [], _E, 1, 1, 0]]]],
+    ],
+    [
+        "otel_delta",
+        "PrefixOnly",
+        "otel_delta",
+        0,
+        [["Declared", "real", None, [["record", "Scalar", [], _E, 1, 1, 0]]]],
+    ],
+    [
+        "otel_histogram_merge",
+        "PrefixOnly",
+        "otel_histogram_merge",
+        0,
+        [["Declared", "dynamic", None, [["record", "Scalar", [], _E, 1, 1, 0]]]],
+    ],
+    [
+        "otel_histogram_percentile",
+        "PrefixOnly",
+        "otel_histogram_percentile",
+        0,
+        [
+            [
+                "Declared",
+                "real",
+                None,
+                [["record", "Scalar", [], _E, 1, 1, 0], ["percentile", "Number", [], _C, 1, 1, 0]],
+            ]
+        ],
+    ],
+]

@@ -1,0 +1,59 @@
+"""The SQL node layer quotes every identifier and literal itself."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bzrk.engine import sql as S
+
+
+def test_identifiers_are_backquoted_and_escaped() -> None:
+    assert S.quote_identifier("a`b\\c") == "`a\\`b\\\\c`"
+    assert S.render_expr(S.Col("x y", "t")) == "`t`.`x y`"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "NULL"),
+        (True, "true"),
+        (42, "42"),
+        (1.5, "1.5"),
+        (math.nan, "nan"),
+        (-math.inf, "-inf"),
+        ("it's", "'it\\'s'"),
+        ("a\\b\n", "'a\\\\b\\n'"),
+    ],
+)
+def test_literals(value: object, text: str) -> None:
+    assert S.literal_sql(value) == text
+
+
+def test_user_text_cannot_escape_a_literal(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    hostile = "x'); DROP TABLE t; --\\"
+    query = S.Select(columns=[(S.Lit(hostile), "v")])
+    table = chdb_backend.query_arrow(S.render(query))
+    assert table.column("v").to_pylist() == [hostile]
+
+
+def test_function_names_and_types_are_checked() -> None:
+    with pytest.raises(ValueError):
+        S.render_expr(S.Func("count); DROP", []))
+    with pytest.raises(ValueError):
+        S.render_expr(S.Cast(S.Lit(1), "Int64; DROP"))
+
+
+def test_select_renders_clauses_in_order() -> None:
+    query = S.Select(
+        columns=[(S.Col("a"), "a")],
+        from_=S.TableRef("db", "t"),
+        where=S.BinOp(">", S.Col("a"), S.Lit(1)),
+        order_by=[(S.Col("a"), True, False)],
+        limit=S.Lit(5),
+        ctes=[("c", S.Select(columns=[(S.Lit(1), "a")]))],
+    )
+    text = S.render(query)
+    assert text.index("WITH") < text.index("WHERE") < text.index("ORDER BY") < text.index("LIMIT")
+    assert "`a` DESC NULLS LAST" in text

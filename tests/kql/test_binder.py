@@ -1,0 +1,184 @@
+"""Binder: result schemas and naming rules, types, symbols, permissive/strict resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from bzrk.kql import GlobalState, KqlError, analyze
+from bzrk.kql import syntax as s
+from bzrk.kql.symbols import ColumnSymbol, RawPathSymbol, TableRefSymbol, VariableSymbol
+
+G = GlobalState.from_tables(
+    {
+        "default": [
+            ("timestamp", "datetime"),
+            ("body", "string"),
+            ("severity_number", "int"),
+            ("duration", "timespan"),
+            ("resource", "dynamic"),
+            ("attributes", "dynamic"),
+        ],
+        "T": [("a", "long"), ("b", "string")],
+    }
+)
+
+
+def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
+    result = analyze(text, g).result_schema
+    assert result is not None
+    return [(c.name, c.type) for c in result.columns]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("print 1, x=2.5, 'a'", [("print_0", "long"), ("x", "real"), ("print_2", "string")]),
+        ("T | summarize count()", [("count_", "long")]),
+        (
+            "T | summarize sum(a), avg(a) by b",
+            [("b", "string"), ("sum_a", "long"), ("avg_a", "real")],
+        ),
+        (
+            "default | summarize count() by bin(timestamp, 1h)",
+            [("timestamp", "datetime"), ("count_", "long")],
+        ),
+        (
+            "default | summarize count() by tostring(resource.service.name)",
+            [("resource_service_name", "string"), ("count_", "long")],
+        ),
+        ("T | project a + 1, a * 2", [("Column1", "long"), ("Column2", "long")]),
+        ("T | extend c = a / 2.0 | project c", [("c", "real")]),
+        ("T | summarize arg_max(a, *) by b", [("b", "string"), ("a", "long")]),
+        (
+            "T | summarize percentiles(a, 50, 99.9)",
+            [("percentile_a_50", "long"), ("percentile_a_99_9", "long")],
+        ),
+        ("T | count", [("Count", "long")]),
+        ("T | join (T) on a", [("a", "long"), ("b", "string"), ("a1", "long"), ("b1", "string")]),
+        ("T | join kind=leftsemi (T) on a", [("a", "long"), ("b", "string")]),
+        (
+            "T | union withsource=Src (T | project c = 1)",
+            [("Src", "string"), ("a", "long"), ("b", "string"), ("c", "long")],
+        ),
+        ("range x from 1 to 10 step 1", [("x", "long")]),
+        ("range t from datetime(2020-01-01) to datetime(2020-01-02) step 1h", [("t", "datetime")]),
+        (
+            "datatable(a:int, b:dynamic)[1, dynamic(null)] | mv-expand b",
+            [("a", "int"), ("b", "dynamic")],
+        ),
+        (
+            "T | parse b with x:long '-' y",
+            [("a", "long"), ("b", "string"), ("x", "long"), ("y", "string")],
+        ),
+        ("T | project-rename c = a | project-away b", [("c", "long")]),
+        ("T | project-reorder b", [("b", "string"), ("a", "long")]),
+        (
+            "T | make-series sum(a) on timestamp step 1h by b",
+            [("b", "string"), ("sum_a", "dynamic"), ("timestamp", "dynamic")],
+        ),
+        (
+            "T | getschema",
+            [
+                ("ColumnName", "string"),
+                ("ColumnOrdinal", "int"),
+                ("DataType", "string"),
+                ("ColumnType", "string"),
+            ],
+        ),
+        ("let f = (x: long) { x * 2 }; T | extend y = f(a) | project y", [("y", "long")]),
+        ("let V = T | where a > 1; V | distinct b", [("b", "string")]),
+        ("print d = dynamic({'a': 1}) | extend d.a", [("d", "dynamic"), ("d_a", "dynamic")]),
+        ("print x = strlen('ab') | extend strlen('a')", [("x", "long"), ("strlen_", "long")]),
+        (
+            "default | where timestamp > ago(1h) | take 5 | project duration / 2",
+            [("Column1", "timespan")],
+        ),
+    ],
+)
+def test_result_schema(query: str, expected: list[tuple[str, str]]) -> None:
+    assert schema(query) == expected
+
+
+def test_side_tables_resolve_names_calls_and_schemas() -> None:
+    text = "let n = 2; default | where body has 'x' | extend k = foo.bar | summarize c = count() by severity_number | top n by c"
+    b = analyze(text, G)
+    stmt = b.query.statements[1]
+    assert isinstance(stmt, s.ExprStatement) and isinstance(stmt.expr, s.Pipeline)
+    pipe = stmt.expr
+    assert isinstance(b.symbols[pipe.source], TableRefSymbol)
+    where, extend, summarize, top = pipe.operators
+    assert b.inputs[where] is b.schemas[pipe.source]
+    body = where.predicate.left  # type: ignore[attr-defined]
+    assert isinstance(b.symbols[body], ColumnSymbol) and b.types[body] == "string"
+    path = extend.items[0].expr  # type: ignore[attr-defined]
+    assert isinstance(path, s.Member)
+    sym = b.symbols[path]
+    assert isinstance(sym, RawPathSymbol) and sym.path == ("foo", "bar")
+    assert b.types[path] == "dynamic"
+    agg = summarize.aggregates[0]  # type: ignore[attr-defined]
+    info = b.calls[agg.expr]
+    assert info.kind == "aggregate" and info.function is not None and info.function.name == "count"
+    assert b.names[agg] == ("c",)
+    count_ref = top.count  # type: ignore[attr-defined]
+    assert isinstance(b.symbols[count_ref], VariableSymbol) and b.types[count_ref] == "long"
+    assert [c.name for c in b.schemas[top].columns] == ["severity_number", "c"]
+
+
+def test_strict_mode_rejects_unknown_names_permissive_resolves_raw() -> None:
+    assert schema("default | project x = foo.bar") == [("x", "dynamic")]
+    with pytest.raises(KqlError) as info:
+        analyze("default | project x = foo.bar", G.with_permissive(False))
+    err = info.value
+    assert err.code == "UnknownName" and "'foo'" in err.message
+    assert err.location is not None and err.location.start_column == 23
+
+
+def test_raw_does_not_survive_project() -> None:
+    with pytest.raises(KqlError) as info:
+        analyze("default | project body | where foo == 1", G)
+    assert info.value.code == "UnknownName"
+
+
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("T | where nosuchfunc(a)", "UnknownFunction"),
+        ("print strlen()", "WrongArgumentCount"),
+        ("print strlen('a', 'b')", "WrongArgumentCount"),
+        ("print base64_encode_fromguid('abc')", "TypeMismatch"),
+        ("print 'a' - 1", "TypeMismatch"),
+        ("T | project a, a", "DuplicateName"),
+        ("print count()", "TypeMismatch"),
+        ("NoSuchTable | take 1", "UnknownName"),
+        ("T | evaluate no_such_plugin()", "UnknownFunction"),
+    ],
+)
+def test_semantic_errors(query: str, code: str) -> None:
+    with pytest.raises(KqlError) as info:
+        analyze(query, G.with_permissive(False))
+    assert info.value.code == code
+    assert info.value.location is not None
+
+
+def test_berserk_extensions_bind() -> None:
+    assert schema(
+        "default | summarize hint.budget=1000 hint.sample=0.1 count() by bin_auto(timestamp)"
+    ) == [
+        ("timestamp", "datetime"),
+        ("count_", "long"),
+    ]
+    assert schema("default | extend h = log_template_hash(body) | project h") == [("h", "long")]
+    assert schema(
+        "default | annotate attributes.code:long, severity_number:long | project severity_number"
+    ) == [("severity_number", "long")]
+    assert schema("search 'timeout'")[0] == ("$table", "string")
+    assert schema("default | fieldstats attributes with limit=10 depth=2")[0] == (
+        "AttributePath",
+        "string",
+    )
+    assert schema(
+        "default | trace-find { body has 'x' } >> { duration > 1s } summarize n = count()"
+    ) == [
+        ("trace_id", "string"),
+        ("n", "long"),
+    ]
