@@ -15,6 +15,9 @@ path                                   credential   goes to
 ``/device``, ``/auth/*``
 ``/api/v1/me``, ``/api/v1/admin/*``    bearer/UI    this gateway; tables and ingest tokens
                                                     are forwarded to the ingest admin API
+``GET /api/v1/databases…``,            bearer/UI    query service (``/databases…``, ``/runs…``:
+``GET /api/v1/runs…``                               schema discovery and saved runs)
+``/api/v1/library/*``                  bearer/UI    this gateway (saved queries, library_routes)
 other ``/api/``, ``/v1/``, ``/v2/``,   —            404 (internal routes are not reachable)
 ``/oauth/``, ``/.well-known/``
 anything else                          UI session   the UI service
@@ -32,7 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 
 from bzrk.auth.ratelimit import RateLimiter
-from bzrk.gateway import admin_routes, oauth_routes, session_routes
+from bzrk.gateway import admin_routes, library_routes, oauth_routes, session_routes
 from bzrk.gateway.authn import (
     GRPC,
     HTTP_API,
@@ -67,6 +70,9 @@ QUERY_ROUTES = {
     "/query": HTTP_API,
 }
 INGEST_ADMIN_COLLECTIONS = ("databases", "tables", "ingest-tokens")
+# Read-only query-service routes the UI needs, under the gateway's /api/v1 (prefix stripped).
+QUERY_API_PREFIX = "/api/v1"
+QUERY_API_ROUTES = ("/databases", "/databases/{rest:path}", "/runs", "/runs/{rest:path}")
 
 
 def _json_error(status: int, code: str, message: str) -> Response:
@@ -132,6 +138,11 @@ class GatewayApp:
                 *oauth_routes.routes(state),
                 *session_routes.routes(state),
                 *admin_routes.routes(state),
+                *library_routes.routes(state),
+                *[
+                    Route(QUERY_API_PREFIX + p, Asgi(self.to_query_api), methods=["GET"])
+                    for p in QUERY_API_ROUTES
+                ],
                 Route("/v1/rest/auth/metadata", self.no_auth_metadata, methods=["GET"]),
                 *[Route(p, Asgi(self.to_query), methods=["POST"]) for p in QUERY_ROUTES],
                 Route("/mcp", Asgi(self.to_mcp)),
@@ -235,6 +246,10 @@ class GatewayApp:
 
     async def to_query(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._forward_query(scope, receive, send, QUERY_ROUTES[scope["path"]], False)
+
+    async def to_query_api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        inner = {**scope, "path": scope["path"].removeprefix(QUERY_API_PREFIX)}
+        await self._forward_query(inner, receive, send, HTTP_API, False)
 
     async def to_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._forward_query(scope, receive, send, MCP, True)
