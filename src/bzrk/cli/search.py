@@ -64,6 +64,8 @@ class SliceBar:
 
     def __exit__(self, *exc: object) -> None:
         if self.progress is not None:
+            # The bar's last state stays on screen: how many slices the answer covers.
+            self.progress.live.transient = False
             self.progress.stop()
 
     def update(self, progress: query_pb2.Progress) -> None:
@@ -137,7 +139,7 @@ class SearchRun:
         if self.stop is not None:
             try:
                 if self.stop.cancels(table.columns, table.rows):
-                    self.stop_reason = f'predicate "{self.stop.text}"'
+                    self.stop_reason = f'predicate "{self.stop.text}" held'
                     self.stopped_at = snapshot.number
                     return True
             except StopPredicateError as exc:
@@ -145,7 +147,7 @@ class SearchRun:
         if self.stop_cmd is not None:
             code = run_stop_cmd(self.stop_cmd, path, snapshot.number, len(table.rows))
             if code == 0:
-                self.stop_reason = f'command "{self.stop_cmd}"'
+                self.stop_reason = f'stop command "{self.stop_cmd}" exited 0'
                 self.stopped_at = snapshot.number
                 return True
             if code != 1:
@@ -321,7 +323,7 @@ def finish(
     if run.stop_reason is not None:
         status = "stopped_early"
         printer.comment(
-            f"# Stopped Early - {run.stop_reason} held at increment {run.stopped_at} - "
+            f"# Stopped Early - {run.stop_reason} at increment {run.stopped_at} - "
             f"{rows} rows - {path}"
         )
     elif final is not None and final.final_slices and not outcome.timed_out:
