@@ -47,14 +47,7 @@ def test_service_principal_token_on_grpc(dev: dict[str, Any]) -> None:
                 timeout=60,
             )
         )
-        # Through the gateway and the query service's token check: the query service answers.
-        # (Until the engine lands, its answer may be a NotImplemented error frame.)
-        kinds = payloads(frames)
-        assert kinds, "no frames"
-        if kinds == ["error"]:
-            assert frames[0].error.code == "NotImplemented"
-        else:
-            assert table_rows(frames) == [[42]]
+        assert table_rows(frames) == [[42]], payloads(frames)
         with pytest.raises(grpc.RpcError) as anonymous:
             list(call(request("print v = 1"), timeout=30))
         assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -108,7 +101,10 @@ async def test_service_principal_token_with_the_mcp_client(dev: dict[str, Any]) 
         tools = {tool.name for tool in (await mcp.list_tools()).tools}
         assert {"query", "list_databases"} <= tools
         result = await mcp.call_tool("list_databases", {})
-        assert not result.is_error and "default" in str(result.structured_content or result.content)
+        assert "default" in [d["name"] for d in result.structured_content["databases"]]
+        ran = await mcp.call_tool("query", {"query": "print v = 7", "database": "default"})
+        assert not ran.is_error, ran.content
+        assert ran.structured_content["rows"] == [[7]], ran.structured_content
 
 
 async def test_mcp_oauth_flow_against_the_dev_server(dev: dict[str, Any]) -> None:
@@ -176,6 +172,10 @@ async def test_device_flow_login_against_the_dev_server(dev: dict[str, Any]) -> 
         )
         assert r.status_code == 200, r.text
         assert "default" in [row[0] for row in r.json()["Tables"][0]["Rows"]]
+        q = await c.post("/v2/rest/query", json={"db": "default", "csl": "print v = 1"}, headers=h)
+        assert q.status_code == 200, q.text
+        primary = [f for f in q.json() if f.get("TableKind") == "PrimaryResult"]
+        assert primary[0]["Rows"] == [[1]]
         # Straight to the query port the same token is worthless.
         direct = await c.post(
             dev["query"] + "/v2/rest/query", json={"db": "default", "csl": "print 1"}, headers=h
