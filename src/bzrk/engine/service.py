@@ -220,8 +220,11 @@ class QueryService(QueryExecutor):
         admission: Admission | None = None,
         runs: RunRecorder | None = None,
         limits: ServiceLimits | None = None,
+        engine_settings: dict[str, str | int | float] | None = None,
     ) -> None:
         self.backend = backend
+        # ClickHouse settings added to every query (benchmarks turn caches off this way).
+        self.engine_settings = dict(engine_settings or {})
         self.catalog = catalog
         self.admission = admission or Admission(4, 64)
         self.runs = runs
@@ -410,7 +413,7 @@ class QueryService(QueryExecutor):
                 if remaining is not None
                 else hard_limit,
                 max_memory_usage=self.limits.max_memory_bytes,
-                extra=dict(SEMANTIC_SETTINGS),
+                extra={**SEMANTIC_SETTINGS, **self.engine_settings},
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
