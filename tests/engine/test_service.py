@@ -302,3 +302,11 @@ def test_bin_progress_for_summarize_by_bin(env: dict[str, Any]) -> None:
     assert set(last.completion_percentages) == {100}
     assert first.overall_done < last.overall_done
     assert first.completion_percentages[-1] > 0  # newest bins complete first
+
+
+def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | take 3", since="1h ago")
+    schema = next(e for e in events if isinstance(e, TableSchema))
+    assert "$raw" not in [c.name for c in schema.columns] and "body" in [c.name for c in schema.columns]
+    named = run(env["service"], query="default | take 1 | project $raw", since="1h ago")
+    assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == ["$raw"]

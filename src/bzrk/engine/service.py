@@ -55,6 +55,7 @@ from bzrk.engine.values import table_rows
 log = logging.getLogger("bzrk.engine.service")
 
 IMPLICIT_TAKE = 2000
+RAW_FIELD = "$raw"
 # Fractions of the window the progressive runs cover, newest first; the last is the whole.
 PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
 # Slices narrower than this are not worth a run of their own.
@@ -342,7 +343,9 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop, request.limits.max_rows)
+        compiled, limits = self._limit(
+            compiled, shape, stop, request.limits.max_rows, request.query
+        )
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -357,11 +360,13 @@ class QueryService(QueryExecutor):
         shape: QueryShape,
         stop: StopPredicate | None,
         requested_max: int,
+        query_text: str,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
         tables = []
         limits: dict[str, tuple[int, str]] = {}
+        show_raw = RAW_FIELD in query_text
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
             cap = max(1, min(self.limits.max_result_rows, requested_max))
@@ -382,8 +387,14 @@ class QueryService(QueryExecutor):
                 and not shape.trailing_semicolon
             ):
                 cap, kind, order = 1, "existence", ""
-            sql = f"SELECT * FROM ({table.sql}){order} LIMIT {cap + 1}"
-            tables.append(replace(table, sql=sql))
+            select, columns = "*", table.columns
+            if not show_raw and any(c.name == RAW_FIELD for c in columns):
+                # `$raw` is the record's hidden twin: queries read it, results only show it
+                # when the query names it. Dropping it here also spares building it per row.
+                select = f"* EXCEPT (`{RAW_FIELD}`)"
+                columns = tuple(c for c in columns if c.name != RAW_FIELD)
+            sql = f"SELECT {select} FROM ({table.sql}){order} LIMIT {cap + 1}"
+            tables.append(replace(table, sql=sql, columns=columns))
             limits[table.name] = (cap, kind)
         return replace(compiled, tables=tables), limits
 
