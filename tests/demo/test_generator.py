@@ -137,6 +137,8 @@ def test_log_bodies_are_templated_with_variable_parts(demo: Decoded) -> None:
     assert len(set(bodies)) > 0.6 * len(bodies)
     assert any("\n\tat com.shop." in b for b in bodies), "stack traces"
     assert any("HTTP/1.1" in b for b in bodies), "access logs"
+    assert any("SQL: 'UPDATE payments" in b for b in bodies), "slow-query lines"
+    assert any("FROM users WHERE email" in b for b in bodies), "SQL debug lines"
     deadlocks = [b for b in bodies if "Deadlock" in b]
     assert 1 <= len(deadlocks) <= 10
     with_route = [r for _, r in demo.logs if "http.route" in _attrs(r.attributes)]

@@ -356,6 +356,12 @@ class TraceSimulator(TraceBuilder):
                 1.5,
             )
             self._finish_child(server, db)
+            if self.rng.random() < 0.25:
+                self._log(
+                    server, DEBUG,
+                    f"query took {(db.end - db.start) / MS:.3f}ms: SELECT id, password_hash, locked "
+                    f"FROM users WHERE email = '{email}'",
+                )  # fmt: skip
             span = self._internal(server, "bcrypt.verify", 70.0, span_attr("bcrypt.cost", 12))
             self._finish_child(server, span)
             if self.rng.random() < 0.06:
@@ -456,6 +462,16 @@ class TraceSimulator(TraceBuilder):
                 "UPDATE payments SET status = 'captured', captured_at = now() WHERE id = ?",
                 900.0 if self._incident else 2.0, 0.6 if self._incident else 0.5,
             )  # fmt: skip
+            took_ms = (update.t - update.start) / MS
+            if took_ms > 500:
+                # Hibernate's slow-query log, written when the statement returns (or fails).
+                server.t = update.t
+                self._log(
+                    server, WARN,
+                    f"SlowQuery: {took_ms:.0f} milliseconds. SQL: 'UPDATE payments SET status = 'captured', "
+                    f"captured_at = now() WHERE id = {int(rng.random() * 9e5) + 100000}'",
+                    log_attrs(("db.statement.duration_ms", round(took_ms, 3)), ("order.id", order)),
+                )  # fmt: skip
             if lock_fail:
                 if deadlock:
                     message = "ERROR: deadlock detected"
