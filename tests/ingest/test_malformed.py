@@ -9,7 +9,7 @@ import time
 import grpc
 import pytest
 import snappy
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from bzrk.testing import client
 from tests.ingest.conftest import query
@@ -206,6 +206,18 @@ async def test_grpc_rejects_with_invalid_argument(catalog, pipeline, ingest_toke
                 await export(_valid(), metadata=(("authorization", "Bearer ing_nope"),))
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
             assert await export(_valid(), metadata=auth) == b""  # success, no partial failure
+            # Storage failing: UNAVAILABLE with a RetryInfo detail, as OTLP exporters expect.
+            qualified = catalog.qualified_name("default", "default")
+            catalog.backend.execute(f"DROP TABLE {qualified} SYNC")
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await export(_valid(), metadata=auth)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            trailers = dict(caught.value.trailing_metadata() or ())
+            status = status_pb2.Status.FromString(trailers["grpc-status-details-bin"])
+            retry = error_details_pb2.RetryInfo()
+            assert status.details[0].Unpack(retry) and retry.retry_delay.seconds == 2
+            catalog.sync()  # storage is back (empty): the receiver serves again
+            assert await export(_valid(), metadata=auth) == b""
     finally:
         await server.stop(None)
     assert query(catalog, "SELECT count() AS n FROM {t}") == [{"n": 1}]
