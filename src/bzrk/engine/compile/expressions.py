@@ -280,8 +280,10 @@ class ExprCompiler:
             expr = T("endsWith({0}, {1})", x, y)
         elif base in ("has", "has_cs"):
             if literal_needle is not None and _ALNUM.match(literal_needle):
-                fname = "hasTokenCaseInsensitive" if base == "has" else "hasToken"
-                expr = T(fname + "({0}, {1})", x, y)
+                # Case-insensitive `has` reads as hasToken over lower(): the form bzrk tables
+                # index (a text index on lower(body)), so the index answers it.
+                template = "hasToken(lower({0}), lower({1}))" if base == "has" else "hasToken({0}, {1})"
+                expr = T(template, x, y)
             else:
                 flags = "(?i)" if base == "has" else ""
                 expr = T(
