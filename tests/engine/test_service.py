@@ -307,6 +307,10 @@ def test_bin_progress_for_summarize_by_bin(env: dict[str, Any]) -> None:
 def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
     events = run(env["service"], query="default | take 3", since="1h ago")
     schema = next(e for e in events if isinstance(e, TableSchema))
-    assert "$raw" not in [c.name for c in schema.columns] and "body" in [c.name for c in schema.columns]
+    assert "$raw" not in [c.name for c in schema.columns] and "body" in [
+        c.name for c in schema.columns
+    ]
     named = run(env["service"], query="default | take 1 | project $raw", since="1h ago")
-    assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == ["$raw"]
+    assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == [
+        "$raw"
+    ]
