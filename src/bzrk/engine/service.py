@@ -22,7 +22,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -34,6 +34,7 @@ from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolve
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
     PRIMARY_RESULT,
+    BinProgress,
     Done,
     Error,
     Event,
@@ -44,6 +45,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -53,6 +55,7 @@ from bzrk.engine.values import table_rows
 log = logging.getLogger("bzrk.engine.service")
 
 IMPLICIT_TAKE = 2000
+RAW_FIELD = "$raw"
 # Fractions of the window the progressive runs cover, newest first; the last is the whole.
 PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
 # Slices narrower than this are not worth a run of their own.
@@ -175,9 +178,36 @@ class _Plan:
     limits: dict[str, tuple[int, str]]
 
 
+class _ArrowRows(Sequence[list[Any]]):
+    """A result's rows, converted to event values only when read (a slice at a time).
+
+    Holding the Arrow table and converting per batch keeps a large result in memory once, in
+    its columnar form, instead of once as Arrow and again as Python rows.
+    """
+
+    def __init__(self, arrow: Any, columns: Sequence[Any]) -> None:
+        self.arrow = arrow
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return int(self.arrow.num_rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("row slices have step 1")
+            return table_rows(self.arrow.slice(start, max(stop - start, 0)), self.columns)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return table_rows(self.arrow.slice(index, 1), self.columns)[0]
+
+
 @dataclass
 class _Snapshot:
-    tables: list[tuple[str, list[str], list[list[Any]]]]
+    tables: list[tuple[str, list[str], Sequence[list[Any]]]]
     warnings: list[QueryWarning]
     coverage: float
 
@@ -191,8 +221,11 @@ class QueryService(QueryExecutor):
         admission: Admission | None = None,
         runs: RunRecorder | None = None,
         limits: ServiceLimits | None = None,
+        engine_settings: dict[str, str | int | float] | None = None,
     ) -> None:
         self.backend = backend
+        # ClickHouse settings added to every query (benchmarks turn caches off this way).
+        self.engine_settings = dict(engine_settings or {})
         self.catalog = catalog
         self.admission = admission or Admission(4, 64)
         self.runs = runs
@@ -249,6 +282,7 @@ class QueryService(QueryExecutor):
     def _plan(self, request: QueryRequest) -> _Plan:
         from bzrk.kql.diagnostics import KqlError
         from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
 
         now = timewindow.now_ticks()
         try:
@@ -290,7 +324,13 @@ class QueryService(QueryExecutor):
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
             compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
@@ -303,7 +343,9 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop)
+        compiled, limits = self._limit(
+            compiled, shape, stop, request.limits.max_rows, request.query
+        )
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -313,15 +355,21 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
 
     def _limit(
-        self, compiled: CompiledQuery, shape: QueryShape, stop: StopPredicate | None
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
+        query_text: str,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
         tables = []
         limits: dict[str, tuple[int, str]] = {}
+        show_raw = RAW_FIELD in query_text
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
-            cap = self.limits.max_result_rows
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
             if statement is not None and not statement.limited:
@@ -339,8 +387,14 @@ class QueryService(QueryExecutor):
                 and not shape.trailing_semicolon
             ):
                 cap, kind, order = 1, "existence", ""
-            sql = f"SELECT * FROM ({table.sql}){order} LIMIT {cap + 1}"
-            tables.append(replace(table, sql=sql))
+            select, columns = "*", table.columns
+            if not show_raw and any(c.name == RAW_FIELD for c in columns):
+                # `$raw` is the record's hidden twin: queries read it, results only show it
+                # when the query names it. Dropping it here also spares building it per row.
+                select = f"* EXCEPT (`{RAW_FIELD}`)"
+                columns = tuple(c for c in columns if c.name != RAW_FIELD)
+            sql = f"SELECT {select} FROM ({table.sql}){order} LIMIT {cap + 1}"
+            tables.append(replace(table, sql=sql, columns=columns))
             limits[table.name] = (cap, kind)
         return replace(compiled, tables=tables), limits
 
@@ -370,7 +424,7 @@ class QueryService(QueryExecutor):
                 if remaining is not None
                 else hard_limit,
                 max_memory_usage=self.limits.max_memory_bytes,
-                extra=dict(SEMANTIC_SETTINGS),
+                extra={**SEMANTIC_SETTINGS, **self.engine_settings},
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
@@ -404,8 +458,9 @@ class QueryService(QueryExecutor):
             iteration = str(uuid.uuid4())
             for event in _snapshot_events(snapshot, iteration, compiled):
                 yield event
-            yield _progress(
-                scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+            yield replace(
+                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
+                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
             )
             if stop is not None and snapshot.tables:
                 _, columns, rows = _primary(snapshot)
@@ -497,13 +552,14 @@ class QueryService(QueryExecutor):
     ) -> _Snapshot:
         tables, warnings = [], []
         for table, arrow in zip(compiled.tables, results, strict=True):
-            rows = table_rows(arrow, table.columns)
             cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
-            if len(rows) > cap:
-                rows = rows[:cap]
+            if arrow.num_rows > cap:
+                arrow = arrow.slice(0, cap)
                 if kind != "existence":
                     warnings.append(_truncation_warning(table.name, cap, kind))
-            tables.append((table.name, [c.name for c in table.columns], rows))
+            tables.append(
+                (table.name, [c.name for c in table.columns], _ArrowRows(arrow, table.columns))
+            )
         return _Snapshot(tables, warnings, coverage)
 
     # -- runs -------------------------------------------------------------------------------
@@ -586,17 +642,19 @@ def _truncation_warning(table: str, cap: int, kind: str) -> QueryWarning:
     )
 
 
-def _snapshot_events(snapshot: _Snapshot, iteration: str, compiled: CompiledQuery) -> list[Event]:
-    events: list[Event] = []
+def _snapshot_events(
+    snapshot: _Snapshot, iteration: str, compiled: CompiledQuery
+) -> Iterator[Event]:
+    """One snapshot's batches and its closing metadata, converting rows batch by batch."""
     for name, _columns, rows in snapshot.tables:
-        if not rows:
-            events.append(RowBatch(name, iteration, [], True))
+        total = len(rows)
+        if not total:
+            yield RowBatch(name, iteration, [], True)
             continue
-        for start in range(0, len(rows), ROWS_PER_BATCH):
+        for start in range(0, total, ROWS_PER_BATCH):
             chunk = rows[start : start + ROWS_PER_BATCH]
-            events.append(RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= len(rows)))
-    events.append(Metadata(iteration, tuple(snapshot.warnings), compiled.visualization))
-    return events
+            yield RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= total)
+    yield Metadata(iteration, tuple(snapshot.warnings), compiled.visualization)
 
 
 def _progress(
@@ -621,6 +679,35 @@ def _progress(
         slices_done=done,
         slices_total=total,
     )
+
+
+MAX_PROGRESS_BINS = 10_000
+
+
+def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
+    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
+    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
+    if span is None or not done.bounded or not full.bounded:
+        return None
+    assert (
+        full.start is not None
+        and full.end is not None
+        and done.start is not None
+        and done.end is not None
+    )
+    first = full.start - full.start % span
+    count = -(-(full.end - first) // span)
+    if count <= 0 or count > MAX_PROGRESS_BINS:
+        return None
+    percentages = bytearray()
+    for n in range(count):
+        low, high = first + n * span, first + (n + 1) * span
+        low_in, high_in = max(low, full.start), min(high, full.end)
+        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
+        width = max(high_in - low_in, 1)
+        percentages.append(min(100, round(100 * overlap / width)))
+    done_bins = sum(1 for p in percentages if p == 100)
+    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:
@@ -653,7 +740,7 @@ def _json_safe(value: Any) -> Any:
 
 def _result_payload(snapshot: _Snapshot) -> dict[str, Any]:
     name, columns, rows = _primary(snapshot) if snapshot.tables else (PRIMARY_RESULT, [], [])
-    kept = rows[:STORED_RESULT_ROWS]
+    kept = list(rows[:STORED_RESULT_ROWS])
     return {
         "table": name,
         "columns": columns,

@@ -144,7 +144,13 @@ def column_values(array: pa.Array | pa.ChunkedArray, kql_type: str) -> list[Any]
     if kql_type == "guid" and isinstance(array.type, pa.ExtensionType):
         return [None if b is None else str(uuid.UUID(bytes=b)) for b in _storage(array).to_pylist()]
     convert = _CONVERTERS[kql_type]
-    return [convert(v) for v in _storage(array).to_pylist()]
+    storage = _storage(array)
+    try:
+        values = storage.to_pylist()
+    except UnicodeDecodeError:
+        # ClickHouse strings are bytes; text that is not UTF-8 is shown with replacement marks.
+        values = storage.cast(pa.binary()).to_pylist()
+    return [convert(v) for v in values]
 
 
 def table_rows(table: pa.Table, columns: Sequence[Column]) -> list[list[Any]]:

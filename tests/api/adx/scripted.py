@@ -226,6 +226,7 @@ class LoopbackServer:
         config = Config()
         config.bind = [f"127.0.0.1:{self.port}"]
         config.accesslog = None
+        config.loglevel = "WARNING"
 
         async def main() -> None:
             stop = asyncio.Event()

@@ -59,6 +59,8 @@ def test_show_database_schema_forms(client: TestClient) -> None:
         ][0][0]
     )
     assert list(doc["Databases"]) == ["default", "other-db"]
+    doc = json.loads(_table(client, ".show schema as json")["Rows"][0][0])  # the whole cluster
+    assert list(doc["Databases"]) == ["default", "other-db"]
 
 
 def test_show_functions_and_version(client: TestClient) -> None:

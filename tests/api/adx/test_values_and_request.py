@@ -187,3 +187,14 @@ def test_values_off_the_event_contract_still_encode() -> None:
             "00000000-0000-0000-0000-000000000001",
         ]
     ]
+
+
+def test_integers_beyond_their_kql_range() -> None:
+    # ClickHouse UInt64 (say a metric hash) typed long: reinterpreted as int64, never 2**64-1
+    encoder = RowEncoder((Column("l", "long"), Column("i", "int"), Column("d", "dynamic")))
+    text = encoder.encode_many(
+        [[2**64 - 1, 2**31, {"h": 15_837_721_547_659_159_810, "ok": 9_223_372_036_854_775_807}]]
+    )
+    assert json.loads("[" + text + "]") == [
+        [-1, -(2**31), {"h": 1.583772154765916e19, "ok": 9_223_372_036_854_775_807}]
+    ]

@@ -220,16 +220,21 @@ class AdxApp:
         events = _guarded(aiter(executor.execute(query)), query.timeout_ms)
         # Hold the status line until the first event that writes rows (or shows progress).
         first: list[Event] = []
-        async for event in events:
-            first.append(event)
-            if isinstance(event, Error):
+        try:
+            async for event in events:
+                first.append(event)
+                if isinstance(event, Error):
+                    await events.aclose()
+                    return error_response(event, rc)
+                if isinstance(event, TableSchema):
+                    continue
+                if isinstance(event, Progress) and not progressive:
+                    continue
+                break
+        except BaseException:  # cancelled while waiting: stop the run too
+            with anyio.CancelScope(shield=True):
                 await events.aclose()
-                return error_response(event, rc)
-            if isinstance(event, TableSchema):
-                continue
-            if isinstance(event, Progress) and not progressive:
-                continue
-            break
+            raise
         stream = _chain(first, events)
         if version == 1:
             body = encode_v1(stream, rc)

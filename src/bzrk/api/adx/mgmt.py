@@ -120,7 +120,7 @@ def _unquote(name: str) -> str:
 
 
 def _names(group: str | None) -> list[str] | None:
-    if group is None:
+    if not group:
         return None
     return [_unquote(n) for n in re.findall(_NAME, group.strip()[1:-1])]
 
@@ -309,6 +309,7 @@ COMMANDS: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE | re.DOTALL), handler)
     for pattern, handler in (
         (r"\.show\s+databases", _show_databases),
+        (rf"\.show\s+(?P<names>)?schema(?:\s+as\s+(?P<form>json))?{_WITH}", _show_databases_schema),
         (
             rf"\.show\s+databases(?:\s*(?P<names>{_NAMES}))?\s+schema"
             rf"(?:\s+as\s+(?P<form>json|csl))?{_WITH}",
@@ -342,6 +343,7 @@ def run_command(ctx: CommandContext, csl: str) -> CommandTable:
         "UnknownCommand",
         f"unknown or unsupported management command '{words}'; supported: "
         ".show databases, .show databases schema [as json], .show database X schema [as json], "
+        ".show schema [as json], "
         ".show tables, .show table T schema as json, .show table T cslschema, "
         ".show functions, .show version",
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -84,11 +85,51 @@ def encode_real(value: float | None) -> float | str | None:
     return value
 
 
-def encode_integer(value: Any) -> int | None:
-    # Grafana parses int/long strictly: a float like 3.0 would fail there.
-    if value is None or type(value) is int:
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Two's-complement reinterpretation: a UInt64 hash keeps its identity as a long."""
+    half = 1 << (bits - 1)
+    return ((value + half) % (1 << bits)) - half
+
+
+def encode_long(value: Any) -> int | None:
+    # Grafana parses long strictly (3.0 fails) and the Python SDK's streaming parser stops at
+    # integers outside int64, so values are integral and in range.
+    if value is None:
+        return None
+    if type(value) is not int:
+        value = int(value)
+    if _INT64_MIN <= value <= _INT64_MAX:
         return value
-    return int(value)
+    return _wrap(value, 64)
+
+
+def encode_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int:
+        value = int(value)
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return value
+    return _wrap(value, 32)
+
+
+def _int64_safe(value: Any) -> Any:
+    """A dynamic value whose integers fit int64 (larger ones become reals, as in Kusto)."""
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _int64_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_int64_safe(v) for v in value]
+    return value
+
+
+# 19+ digits may be an integer beyond int64; only then is the chunk walked (rare, cheap test).
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def encode_bool(value: Any) -> bool | None:
@@ -127,8 +168,8 @@ class KustoType:
 # Change together with bzrk.engine.events.KQL_TYPE_NAMES.
 TYPES: dict[str, KustoType] = {
     "bool": KustoType("bool", "SByte", "System.SByte", encode_bool),
-    "int": KustoType("int", "Int32", "System.Int32", encode_integer),
-    "long": KustoType("long", "Int64", "System.Int64", encode_integer),
+    "int": KustoType("int", "Int32", "System.Int32", encode_int),
+    "long": KustoType("long", "Int64", "System.Int64", encode_long),
     "real": KustoType("real", "Double", "System.Double", encode_real),
     "decimal": KustoType("decimal", "Decimal", "System.Data.SqlTypes.SqlDecimal", encode_decimal),
     "string": KustoType("string", "String", "System.String", encode_string),
@@ -214,6 +255,7 @@ class RowEncoder:
 
     def __init__(self, columns: Sequence[Column]) -> None:
         self._encoders = [kusto_type(c.type).encode for c in columns]
+        self._dynamic = any(kusto_type(c.type).column_type == "dynamic" for c in columns)
         self._plain = all(e is None for e in self._encoders)
 
     def cells(self, row: Sequence[Any]) -> list[Any]:
@@ -224,7 +266,8 @@ class RowEncoder:
         ]
 
     def encode(self, row: Sequence[Any]) -> str:
-        return dumps(self.cells(row))
+        cells = self.cells(row)
+        return dumps(_int64_safe(cells) if self._dynamic else cells)
 
     def encode_many(self, rows: Iterable[Sequence[Any]]) -> str:
         """Rows joined by commas (no brackets), so callers can stream a ``Rows`` array."""
@@ -245,6 +288,9 @@ class RowEncoder:
                 return ",".join(self.encode(row) for row in rows)
             cells = list(zip(*columns, strict=False))
         try:
-            return _dumps(cells)[1:-1]  # one C-encoder pass for the whole chunk
+            text = _dumps(cells)[1:-1]  # one C-encoder pass for the whole chunk
         except (ValueError, TypeError):
-            return ",".join(dumps(row) for row in cells)
+            text = ",".join(dumps(row) for row in cells)
+        if self._dynamic and _LONG_DIGITS.search(text):
+            return ",".join(dumps(_int64_safe(row)) for row in cells)
+        return text
