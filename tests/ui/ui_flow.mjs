@@ -96,6 +96,12 @@ try {
   await shot('02-explore-completion');
   await page.keyboard.press('Escape');
 
+  // Schema sidebar: the table's declared columns, then fields discovered in its rows.
+  await page.click('.sidebar .tree-node');
+  await page.waitForSelector('.sidebar .fields li.sub');
+  report.sidebar_fields = await page.locator('.sidebar .fields .field-name').count();
+  check(report.sidebar_fields > 10, `sidebar lists ${report.sidebar_fields} fields`);
+
   // 2. a progressive query over the demo data: at least two snapshots replace each other
   const table = await runAndWatch('default\n| summarize count() by bin(timestamp, 1h)\n| order by timestamp asc');
   check(table.state === 'done', `table query ended in ${table.state}: ${table.status}`);

@@ -193,8 +193,12 @@ export class ExplorePage {
           {
             type: 'button',
             title: 'Show columns and discovered fields',
-            onclick: () => {
+            'aria-expanded': 'false',
+            onclick: (e: Event) => {
               fields.hidden = !fields.hidden;
+              const node = e.currentTarget as HTMLElement;
+              node.setAttribute('aria-expanded', String(!fields.hidden));
+              node.firstChild!.textContent = fields.hidden ? '▸ ' : '▾ ';
               if (!fields.hidden && !fields.dataset.loaded) void this.loadFields(table, fields);
             },
             ondblclick: () => this.editor.insert(table.name),
