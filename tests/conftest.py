@@ -47,10 +47,7 @@ def ch_database(chdb_backend) -> Iterator[str]:  # type: ignore[no-untyped-def]
 def dev_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from bzrk.testing import DevServer
 
-    # Six hours of demo data: enough for every end-to-end test, a quarter of the load time.
-    server = DevServer(
-        tmp_path_factory.mktemp("dev-data"), demo=True, extra_env={"BZRK_DEMO_HOURS": "6"}
-    )
+    server = DevServer(tmp_path_factory.mktemp("dev-data"), demo=True)
     server.start()
     yield server
     server.stop()
