@@ -314,3 +314,54 @@ def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
     assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == [
         "$raw"
     ]
+
+
+def test_large_results_stream_in_bounded_batches(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+    from bzrk.engine.service import ROWS_PER_BATCH
+
+    events = run(
+        env["service"],
+        query="range x from 1 to 300000 step 1 | extend s = strcat('row-', x)",
+        limits=ResultLimits(max_rows=1_000_000),
+    )
+    batches = [e for e in events if isinstance(e, RowBatch)]
+    assert len(batches) >= 300000 // ROWS_PER_BATCH
+    assert all(len(b.rows) <= ROWS_PER_BATCH for b in batches)
+    assert [b.iteration_complete for b in batches].count(True) == 1 and batches[
+        -1
+    ].iteration_complete
+    assert sum(len(b.rows) for b in batches) == 300000
+    assert batches[0].rows[0] == [1, "row-1"]
+    record = env["runs"].get(done(events).run_id)
+    assert record.result["row_count"] == 300000 and len(record.result["rows"]) == 1000
+
+
+def test_closing_a_streamed_result_early_stops_the_query(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> int:
+        stream = env["service"].execute(
+            QueryRequest(
+                query="range x from 1 to 100000000000 step 1", database="default", limits=_big()
+            )
+        )
+        seen = 0
+        async for event in stream:
+            if isinstance(event, RowBatch):
+                seen += len(event.rows)
+                if seen >= 20000:
+                    break
+        await stream.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) >= 20000
+    time.sleep(1)
+    running = chdb_backend.query_arrow(
+        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%' AND query NOT LIKE '%system.processes%'"
+    )
+    assert running.to_pylist() == [{"n": 0}]
+
+
+def _big() -> Any:
+    from bzrk.engine.request import ResultLimits
+
+    return ResultLimits(max_rows=10**12)

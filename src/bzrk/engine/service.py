@@ -411,6 +411,7 @@ class QueryService(QueryExecutor):
         scanned = ScanStats()
         granules = GranuleStats()
         last: _Snapshot | None = None
+        final_payload: dict[str, Any] | None = None
         status = "complete"
         for index, window in enumerate(windows):
             filters = {name: _window_filter(window, plan.ingest) for name in plan.resolver.used}
@@ -428,10 +429,27 @@ class QueryService(QueryExecutor):
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
+            coverage = _coverage(window, full)
+            # The last (whole-window) run of a query without a deadline streams block by block:
+            # memory stays at one block however large the result (a deadline could tear it).
+            streaming = index == len(windows) - 1 and deadline is None and self._streams
+            streamed = _Streamed(coverage)
             try:
-                results, stats, run_granules = await self._run_once(
-                    compiled, settings, query_id, remaining, bool(plan.resolver.used)
-                )
+                if streaming:
+                    async for event in self._stream(
+                        compiled,
+                        plan.limits,
+                        settings,
+                        query_id,
+                        streamed,
+                        bool(plan.resolver.used),
+                    ):
+                        yield event
+                    stats, run_granules = streamed.stats, streamed.granules
+                else:
+                    results, stats, run_granules = await self._run_once(
+                        compiled, settings, query_id, remaining, bool(plan.resolver.used)
+                    )
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -452,12 +470,14 @@ class QueryService(QueryExecutor):
                 scanned.bytes_read + stats.bytes_read,
                 scanned.elapsed_ns + stats.elapsed_ns,
             )
-            coverage = _coverage(window, full)
-            snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+            if streaming:
+                snapshot = streamed.snapshot()
+                final_payload = streamed.payload()
+            else:
+                snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+                for event in _snapshot_events(snapshot, str(uuid.uuid4()), compiled):
+                    yield event
             last = snapshot
-            iteration = str(uuid.uuid4())
-            for event in _snapshot_events(snapshot, iteration, compiled):
-                yield event
             yield replace(
                 _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
                 bin_progress=_bin_progress(plan.shape.time_bin, window, full),
@@ -484,7 +504,7 @@ class QueryService(QueryExecutor):
             last = empty
             for event in _snapshot_events(empty, str(uuid.uuid4()), compiled):
                 yield event
-        yield _FinalResult(_result_payload(last))
+        yield _FinalResult(final_payload or _result_payload(last))
         coverage = last.coverage
         if status == "complete" and coverage < 1.0:
             status = "soft_budget"
@@ -537,6 +557,61 @@ class QueryService(QueryExecutor):
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, timeout=5)
             raise
+
+    @property
+    def _streams(self) -> bool:
+        return bool(getattr(self.backend, "streams_results", False))
+
+    async def _stream(
+        self,
+        compiled: CompiledQuery,
+        limits: dict[str, tuple[int, str]],
+        settings: QuerySettings,
+        query_id: str,
+        out: _Streamed,
+        scans: bool,
+    ) -> AsyncIterator[Event]:
+        """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
+        iteration = str(uuid.uuid4())
+        if scans:
+            for table in compiled.tables:
+                with contextlib.suppress(EngineError):
+                    out.granules = out.granules + await asyncio.to_thread(
+                        explain_granules, self.backend, table.sql, settings
+                    )
+        for position, table in enumerate(compiled.tables):
+            cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
+            block_stats: list[ScanStats] = []
+            blocks = self.backend.stream_arrow(  # type: ignore[call-arg]
+                table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
+            )
+            sent, pending, truncated = 0, None, False
+            try:
+                while not truncated:
+                    block = await asyncio.to_thread(next, blocks, None)
+                    if block is None:
+                        break
+                    if sent + block.num_rows > cap:
+                        block, truncated = block.slice(0, cap - sent), True
+                    for start in range(0, block.num_rows, ROWS_PER_BATCH):
+                        rows = table_rows(block.slice(start, ROWS_PER_BATCH), table.columns)
+                        if pending is not None:
+                            yield RowBatch(table.name, iteration, pending, False)
+                        pending = rows
+                        out.keep(table.name, [c.name for c in table.columns], rows)
+                    sent += block.num_rows
+            except (GeneratorExit, asyncio.CancelledError):
+                await self._kill(compiled, query_id)
+                raise
+            finally:
+                await asyncio.to_thread(blocks.close)
+                out.add(block_stats)
+            out.counts[table.name] = sent
+            yield RowBatch(table.name, iteration, pending or [], True)
+            if truncated and kind != "existence":
+                out.warnings.append(_truncation_warning(table.name, cap, kind))
+        out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
+        yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
 
     async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):
@@ -601,6 +676,48 @@ class QueryService(QueryExecutor):
         await asyncio.to_thread(
             self.runs.finish, run_id, status=status, progress=progress, result=result, error=error
         )
+
+
+class _Streamed:
+    """What a streamed snapshot leaves behind: counts, warnings, scan figures, the head of each table."""
+
+    def __init__(self, coverage: float) -> None:
+        self.coverage = coverage
+        self.stats = ScanStats()
+        self.granules = GranuleStats()
+        self.warnings: list[QueryWarning] = []
+        self.counts: dict[str, int] = {}
+        self.heads: dict[str, tuple[list[str], list[list[Any]]]] = {}
+        self.tables: list[tuple[str, list[str]]] = []
+
+    def add(self, blocks: list[ScanStats]) -> None:
+        for block in blocks:
+            self.stats = ScanStats(
+                self.stats.rows_read + block.rows_read, self.stats.bytes_read + block.bytes_read
+            )
+
+    def keep(self, table: str, columns: list[str], rows: list[list[Any]]) -> None:
+        _, head = self.heads.setdefault(table, (columns, []))
+        if len(head) < STORED_RESULT_ROWS:
+            head.extend(rows[: STORED_RESULT_ROWS - len(head)])
+
+    def snapshot(self) -> _Snapshot:
+        """The snapshot as far as stop conditions need it (the head of each table)."""
+        tables = [(name, cols, self.heads.get(name, (cols, []))[1]) for name, cols in self.tables]
+        return _Snapshot(tables, self.warnings, self.coverage)
+
+    def payload(self) -> dict[str, Any]:
+        name, columns, rows = _primary(self.snapshot()) if self.tables else (PRIMARY_RESULT, [], [])
+        total = self.counts.get(name, len(rows))
+        return {
+            "table": name,
+            "columns": columns,
+            "rows": _json_safe(rows),
+            "row_count": total,
+            "truncated": total > len(rows),
+            "coverage": self.coverage,
+            "warnings": [w.message for w in self.warnings],
+        }
 
 
 @dataclass(frozen=True, slots=True)
