@@ -38,7 +38,7 @@ class DevServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.credentials: dict[str, Any] = {}
 
-    def start(self, timeout_s: float = 120.0) -> dict[str, Any]:
+    def start(self, timeout_s: float = 300.0) -> dict[str, Any]:
         creds_path = self.data_dir / "dev-credentials.json"
         # A previous run's file may exist: wait until this run has rewritten it.
         started_at = time.time() - 1

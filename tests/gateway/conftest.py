@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from bzrk.auth.internal import InternalKeys, InvalidInternalToken, verify_internal_token
 from bzrk.gateway.app import create_app
-from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.config import GatewayConfig, Limits
 from bzrk.meta.store import MetaStore
 from bzrk.server import bootstrap
 from bzrk.server.context import AppContext
@@ -33,6 +33,19 @@ from bzrk.types import ASGIApp
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process tests hash with argon2id at its cheapest (the parameters travel in each
+    hash, so verification is cheap too); real servers under test keep the real cost."""
+    from argon2 import PasswordHasher
+
+    from bzrk.auth import passwords
+
+    monkeypatch.setattr(
+        passwords, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    )
 
 
 class ServerThread:
@@ -141,6 +154,9 @@ class EchoUpstream:
         return Starlette(routes=[Route("/{path:path}", self.echo, methods=methods)])
 
 
+TEST_MAX_BODY = 256 * 1024
+
+
 @dataclass
 class Env:
     ctx: AppContext
@@ -151,6 +167,14 @@ class Env:
     @property
     def base(self) -> str:
         return self.ctx.public_url
+
+    @property
+    def state(self) -> Any:
+        """The gateway's shared state (clock, limiter), under any middleware around it."""
+        app: Any = self.app
+        while not hasattr(app, "state"):
+            app = app.app
+        return app.state
 
 
 def make_ctx(data_dir: Path, gateway_url: str) -> AppContext:
@@ -171,7 +195,9 @@ def env(tmp_path: Path) -> Iterator[Env]:
     server = ServerThread().start(upstream.app())
     for key in ("query", "otlp_http", "ui"):
         ctx.addresses[key] = server.url
-    config = GatewayConfig(allow_loopback_metadata_documents=True)
+    config = GatewayConfig(
+        limits=Limits(max_body_bytes=TEST_MAX_BODY), allow_loopback_metadata_documents=True
+    )
     yield Env(ctx, creds, upstream, create_app(ctx, config))
     upstream.release.set()
     server.stop()

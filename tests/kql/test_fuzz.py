@@ -238,6 +238,7 @@ def test_deep_nesting_is_a_kql_error_not_recursion_error(n: int) -> None:
         # found by the 100k run: a hex literal followed by a timespan unit
         "datatable(num:long)\n[\n  0x8m:long)\n[\n  0x88888008]",
         "print 0xFm",
+        "print 1e999s = dynamic([1,2,3])",  # found by a 200k raw mutation run: inf timespan
         "print 1" + "0" * 5000,
         "print 1" + "0" * 5000 + "d",
         "print '\ud800' ^",

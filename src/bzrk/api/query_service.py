@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from bzrk.api.adx.app import create_app as create_adx_app
+from bzrk.api.grpc.server import send_status as send_grpc_status
 from bzrk.api.grpc.service import create_app as create_grpc_app
 from bzrk.api.http.app import create_app as create_http_app
 from bzrk.api.mcp.app import create_app as create_mcp_app
@@ -41,22 +42,7 @@ def is_grpc(scope: Scope) -> bool:
 
 async def _refuse(scope: Scope, send: Send, reason: str) -> None:
     if is_grpc(scope):
-        # A trailers-only gRPC response: status 16 = UNAUTHENTICATED.
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/grpc"),
-                    (b"grpc-status", b"16"),
-                    (
-                        b"grpc-message",
-                        b"internal token required: " + reason.encode("ascii", "replace")[:200],
-                    ),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": b""})
+        await send_grpc_status(scope, send, 16, "internal token required: " + reason[:200])
         return
     body = json.dumps(
         {
@@ -99,6 +85,15 @@ class QueryServiceApp:
                 self.keys, _header(scope, b"authorization"), QUERY_AUDIENCE
             )
         except InvalidInternalToken as exc:
+            if is_grpc(scope):
+                # Ending an HTTP/2 stream mid-upload makes Hypercorn drop the connection
+                # (grpcio then sees UNAVAILABLE): read the request to its end first (bounded).
+                drained = 0
+                while drained < 4 * 1024 * 1024:
+                    message = await receive()
+                    drained += len(message.get("body", b""))
+                    if message["type"] != "http.request" or not message.get("more_body", False):
+                        break
             await _refuse(scope, send, str(exc))
             return
         scope[PRINCIPAL_KEY] = principal

@@ -93,6 +93,8 @@ def poll(
 ) -> grants.TokenPair:
     """One token-endpoint poll; raises the RFC 8628 §3.5 error while there is no token."""
     t = schema.device_codes
+    # Decide inside the transaction, raise after it: the poll time must be committed either way.
+    error: OAuthError | None = None
     with meta.begin() as conn:
         row = conn.execute(
             sa.select(t).where(t.c.device_code_hash == tokens.hash_token(device_code))
@@ -114,24 +116,26 @@ def poll(
             sa.update(t).where(t.c.id == row.id, t.c.status == row.status).values(values)
         )
         if changed.rowcount == 0:
-            raise OAuthError("authorization_pending", "try again")
-        if too_fast:
-            raise OAuthError(
+            error = OAuthError("authorization_pending", "try again")
+        elif too_fast:
+            error = OAuthError(
                 "slow_down", f"poll at most every {row.interval_s + SLOW_DOWN_STEP_S} s"
             )
-        if row.status == PENDING:
-            raise OAuthError("authorization_pending", "waiting for the user to approve")
-        if row.status == DENIED:
-            raise OAuthError("access_denied", "the user denied the request")
-        if row.status == USED:
-            raise OAuthError("invalid_grant", "device code already used")
-        return grants.issue_pair(
-            conn,
-            kind=grants.CLI,
-            user_id=row.user_id,
-            client_id=client_id,
-            resource=None,
-            scope=row.scope,
-            now=now,
-            lifetimes=lifetimes,
-        )
+        elif row.status == PENDING:
+            error = OAuthError("authorization_pending", "waiting for the user to approve")
+        elif row.status == DENIED:
+            error = OAuthError("access_denied", "the user denied the request")
+        elif row.status == USED:
+            error = OAuthError("invalid_grant", "device code already used")
+        else:
+            return grants.issue_pair(
+                conn,
+                kind=grants.CLI,
+                user_id=row.user_id,
+                client_id=client_id,
+                resource=None,
+                scope=row.scope,
+                now=now,
+                lifetimes=lifetimes,
+            )
+    raise error

@@ -10,6 +10,9 @@ from typing import Annotated
 import typer
 
 from bzrk import __version__
+from bzrk.cli import admin, login, profiles, search
+from bzrk.cli.errors import EXIT_ERROR, CliError
+from bzrk.cli.profiles import DatabaseOpt, EndpointOpt, GlobalOptions, ProfileOpt, TokenOpt
 from bzrk.server.settings import SETTINGS, ConfigError, load_settings
 
 app = typer.Typer(
@@ -30,14 +33,31 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    profile: ProfileOpt = None,
+    endpoint: EndpointOpt = None,
+    database: DatabaseOpt = None,
+    token: TokenOpt = None,
 ) -> None:
     """bzrk command-line interface."""
+    ctx.obj = GlobalOptions(profile, endpoint, database, token)
+
+
+app.add_typer(profiles.profile_app, name="profile")
+app.command("login")(login.login)
+app.command("logout")(login.logout)
+app.command("status")(login.status)
+app.command("search")(search.search)
+app.add_typer(admin.database_app, name="database")
+app.add_typer(admin.table_app, name="table")
+app.add_typer(admin.ingest_token_app, name="ingest-token")
+app.add_typer(admin.service_account_app, name="service-account")
 
 
 def _fail_config(exc: ConfigError) -> None:
@@ -176,3 +196,12 @@ def main() -> None:
     except ConfigError as exc:
         print(f"bzrk: {exc}", file=sys.stderr)
         sys.exit(2)
+    except CliError as exc:
+        print(f"bzrk: {exc.message}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("bzrk: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # never a traceback: a located message and exit 1
+        print(f"bzrk: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(EXIT_ERROR)

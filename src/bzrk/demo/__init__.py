@@ -5,7 +5,8 @@ requests; ``iter_log_requests`` is the fast log-only path for benchmarks; ``load
 (in ``bzrk.demo.loader``) sends the demo through the real ingest path.
 """
 
-from bzrk.demo.generator import ALL_SIGNALS, DemoBatch, generate, iter_log_requests
+from bzrk.demo.fastlogs import iter_log_requests
+from bzrk.demo.generator import ALL_SIGNALS, DemoBatch, generate
 from bzrk.demo.topology import SERVICE_NAMES, Incident, diurnal_factor, incident_window
 
 __all__ = [

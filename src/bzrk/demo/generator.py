@@ -3,8 +3,7 @@
 ``generate`` walks the range minute by minute: traces (with their logs) arrive as a Poisson
 process following the diurnal curve, background logs and metric ticks are added, and records are
 cut into requests of ``batch_records`` once no later minute can produce an earlier record.
-``iter_log_requests`` is the benchmark's fast path: exactly ``records`` log records, spans not
-encoded.
+``bzrk.demo.fastlogs.iter_log_requests`` is the benchmark's fast path.
 """
 
 from __future__ import annotations
@@ -22,14 +21,15 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from bzrk.demo import wire
 from bzrk.demo.background import BackgroundLogs
 from bzrk.demo.metrics import MetricsSimulator
+from bzrk.demo.spanbuilder import Record
 from bzrk.demo.topology import MINUTE_NS, NS, Topology, diurnal_factor
-from bzrk.demo.traces import Record, TraceSimulator
+from bzrk.demo.traces import TraceSimulator
 
 Signal = Literal["logs", "traces", "metrics"]
 ALL_SIGNALS: tuple[Signal, ...] = ("logs", "traces", "metrics")
 PATHS = {"logs": "/v1/logs", "traces": "/v1/traces", "metrics": "/v1/metrics"}
 # Sampled traces per minute at the afternoon peak for scale 1.0 (the daily mean is about half).
-PEAK_TRACES_PER_MINUTE = 11.0
+PEAK_TRACES_PER_MINUTE = 14.0
 DEADLOCKS = 5
 
 
@@ -50,12 +50,11 @@ class DemoBatch:
     def decode(
         self,
     ) -> ExportLogsServiceRequest | ExportTraceServiceRequest | ExportMetricsServiceRequest:
-        cls = {
-            "logs": ExportLogsServiceRequest,
-            "traces": ExportTraceServiceRequest,
-            "metrics": ExportMetricsServiceRequest,
-        }[self.signal]
-        return cls.FromString(self.payload)
+        if self.signal == "logs":
+            return ExportLogsServiceRequest.FromString(self.payload)
+        if self.signal == "traces":
+            return ExportTraceServiceRequest.FromString(self.payload)
+        return ExportMetricsServiceRequest.FromString(self.payload)
 
 
 def _poisson(rng: random.Random, lam: float) -> int:
@@ -151,7 +150,7 @@ def generate(
 ) -> Iterator[DemoBatch]:
     """Yield the shop's telemetry in ``[start_ns, end_ns)`` as OTLP requests, in time order per signal.
 
-    ``scale`` multiplies the trace rate (1.0 ≈ 8 k traces, 35 k logs, 80 k spans per day);
+    ``scale`` multiplies the trace rate (1.0 ≈ 10 k traces, 70 k spans and 45 k logs per day);
     metrics do not depend on it (one point per series every ``metric_interval_s``).
     """
     if end_ns <= start_ns:
@@ -172,7 +171,8 @@ def generate(
     for minute in _minutes(start_ns, end_ns):
         lo, hi = _covered(minute, start_ns, end_ns)
         rate = PEAK_TRACES_PER_MINUTE * scale * diurnal_factor(minute) * (hi - lo) / MINUTE_NS
-        _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
+        if "logs" in wanted or "traces" in wanted:
+            _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
         if "logs" in wanted:
             logs.add(sim.logs)
             logs.add(background.minute(minute))
@@ -206,54 +206,3 @@ def generate(
         yield DemoBatch(
             "metrics", pending_metrics.SerializeToString(), metric_points, metric_first, last_tick
         )
-
-
-def iter_log_requests(
-    start_ns: int, end_ns: int, seed: int = 42, *, records: int, batch_records: int = 4000
-) -> Iterator[DemoBatch]:
-    """Exactly ``records`` log records over ``[start_ns, end_ns)``, time-ordered, as log requests.
-
-    The fast path for benchmarks: the same traces and templates as ``generate`` with the trace
-    rate set per minute to fill that minute's share of ``records`` (shares follow the diurnal
-    curve), and spans simulated but not encoded.
-    """
-    if end_ns <= start_ns or records < 0:
-        raise ValueError("need end_ns > start_ns and records >= 0")
-    topo = Topology(start_ns, end_ns, seed)
-    sim = TraceSimulator(
-        topo, random.Random(f"bzrk-demo-traces:{seed}"), emit_spans=False,
-        deadlock_slots=_deadlock_slots(topo, seed),
-    )  # fmt: skip
-    rng = random.Random(f"bzrk-demo-arrivals:{seed}")
-    background = BackgroundLogs(topo, random.Random(f"bzrk-demo-bg:{seed}"))
-    minutes = _minutes(start_ns, end_ns)
-    # A minute's share follows the curve and how much of it the range covers; a last sliver
-    # shorter than 10 s gets none (its traces would mostly run past the end).
-    weights = []
-    for m in minutes:
-        lo, hi = _covered(m, start_ns, end_ns)
-        weights.append(0.0 if hi - lo < 10 * NS and hi == end_ns else diurnal_factor(m) * (hi - lo))
-    total = sum(weights)
-    quotas = [int(records * w / total) for w in weights]
-    short = records - sum(quotas)
-    for i in sorted(range(len(weights)), key=lambda i: -weights[i])[:short]:
-        quotas[i] += 1
-    with_background = records >= 100 * len(quotas)
-    cutter = _Cutter("logs", batch_records)
-    for minute, quota in zip(minutes, quotas, strict=True):
-        got: list[Record] = background.minute(minute) if with_background else []
-        rounds = 0
-        while len(got) < quota:
-            rounds += 1
-            if rounds > 100_000:
-                raise RuntimeError(f"cannot fill {quota} log records in the minute at {minute}")
-            # About four logs per trace: ask for enough traces to cover most of the deficit.
-            wanted = max(1, (quota - len(got)) // 5)
-            _traces_in_minute(sim, rng, minute, wanted, start_ns, end_ns)
-            got.extend(sim.logs)
-            sim.logs.clear()
-            sim.spans.clear()
-        got.sort(key=lambda r: r[0])
-        cutter.add(got[:quota])
-        yield from cutter.cut(minute + MINUTE_NS)
-    yield from cutter.cut(None)

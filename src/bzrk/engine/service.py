@@ -1,19 +1,869 @@
-"""The query service: turns a QueryRequest into the result stream (filled in by the execution work)."""
+"""The query service: a :class:`QueryRequest` in, the one result stream out.
+
+Berserk semantics live here: every table scan is bounded by the request window (intersected with
+in-query bounds; none at all is ``MissingTimeFilter``), unlimited results get an implicit
+``take 2000`` (a bare table ``tail 2000``), ``stop_when`` and ``timeout_ms`` end a run early with
+an honest status, and every run is recorded.
+
+**Progressive snapshots.** A query over tables runs on growing windows that share the request's
+end and reach back 1/512, 1/64, 1/8 and all of it (newest first). Each run is a whole, correct
+answer for its window — a lower bound of the final one — so any pipeline is progressive, the
+final snapshot equals a one-shot run, and the repeated work costs at most 1/8 + 1/64 + … ≈ 14 %
+more than one run. Windows apply to every read of a table through ClickHouse's
+``additional_table_filters``, so joins, unions and sub-queries are bounded the same way and the
+sorting key and partitions prune what lies outside.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
-from bzrk.engine.events import Error, Event
+from bzrk.engine import timewindow
+from bzrk.engine.admission import Admission, QueueFull
+from bzrk.engine.analysis import QueryShape, analyze_shape
+from bzrk.engine.backends.base import Backend, QuerySettings, ScanStats
+from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver, TableSource
+from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
+from bzrk.engine.events import (
+    PRIMARY_RESULT,
+    BinProgress,
+    Done,
+    Error,
+    Event,
+    Metadata,
+    Progress,
+    QueryWarning,
+    RowBatch,
+    TableSchema,
+)
+from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
+from bzrk.engine.scanplan import GranuleStats, explain_granules
+from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
+from bzrk.engine.timewindow import TimeExpressionError, Window
+from bzrk.engine.values import table_rows
+
+log = logging.getLogger("bzrk.engine.service")
+
+IMPLICIT_TAKE = 2000
+RAW_FIELD = "$raw"
+# Fractions of the window the progressive runs cover, newest first; the last is the whole.
+PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
+# Slices narrower than this are not worth a run of their own.
+MIN_SLICE_TICKS = 60 * 10_000_000
+ROWS_PER_BATCH = 5_000
+STORED_RESULT_ROWS = 1_000
 
 
-class _NotYetExecutor:
+class RunRecorder(Protocol):
+    """Where runs are saved (``bzrk.meta.runs.RunStore`` in a server)."""
+
+    def start(
+        self,
+        run_id: str,
+        *,
+        query: str,
+        database: str,
+        parameters: dict[str, Any],
+        principal: str,
+        surface: str,
+    ) -> None: ...
+
+    def finish(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        progress: dict[str, Any] | None = None,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+class TableCatalog(Protocol):
+    """Resolves bzrk tables (``bzrk.storage.catalog.StorageCatalog`` in a server)."""
+
+    def resolve(self, database: str, table: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceLimits:
+    max_timeout_ms: int = 300_000
+    max_memory_bytes: int = 4 * 1024**3
+    max_result_rows: int = 500_000
+
+
+class QueryFailed(Exception):
+    def __init__(self, error: Error) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _fail(code: str, message: str, title: str = "") -> QueryFailed:
+    return QueryFailed(Error(code=code, title=title or code, message=message))
+
+
+class _CatalogResolver(TableResolver):
+    """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used."""
+
+    def __init__(self, catalog: TableCatalog | None, database: str) -> None:
+        self.catalog = catalog
+        self.database = database
+        self.used: dict[str, TableSource] = {}
+
+    def resolve(self, name: str) -> TableSource | None:
+        if self.catalog is None:
+            return None
+        try:
+            resolved = self.catalog.resolve(self.database, name)
+        except Exception:  # unknown names are the compiler's to report
+            return None
+        from bzrk.storage.naming import TableNaming
+        from bzrk.storage.schema import COLUMNS
+
+        naming = getattr(self.catalog, "naming", TableNaming())
+        source = TableSource(
+            database=naming.database(resolved.database),
+            table=resolved.name,
+            columns=[(c.name, c.kql_type) for c in COLUMNS],
+        )
+        self.used[f"{source.database}.{source.table}"] = source
+        return source
+
+
+def _window_filter(window: Window, ingest: Window) -> str:
+    """The predicate bounding one table read; numbers only, generated here."""
+    parts = []
+    for column, bounds in (("timestamp", window), ("ingest_time", ingest)):
+        if bounds.start is not None:
+            parts.append(f"`{column}` >= fromUnixTimestamp64Nano(toInt64({bounds.start * 100}))")
+        if bounds.end is not None:
+            parts.append(f"`{column}` < fromUnixTimestamp64Nano(toInt64({bounds.end * 100}))")
+    return " AND ".join(parts) or "1"
+
+
+def _progressive_windows(window: Window, progressive: bool) -> list[Window]:
+    if not progressive or not window.bounded:
+        return [window]
+    assert window.start is not None and window.end is not None
+    total = window.end - window.start
+    windows: list[Window] = []
+    for fraction in PROGRESSIVE_FRACTIONS:
+        span = total if fraction >= 1.0 else int(total * fraction)
+        if fraction < 1.0 and span < MIN_SLICE_TICKS:
+            continue
+        windows.append(Window(window.end - span, window.end))
+    return windows
+
+
+@dataclass
+class _Plan:
+    compiled: CompiledQuery
+    resolver: _CatalogResolver
+    ingest: Window
+    shape: QueryShape
+    windows: list[Window]
+    deadline: float | None
+    stop: StopPredicate | None
+    # Result table name -> (row cap, why: "take" | "tail" | "existence" | "cap").
+    limits: dict[str, tuple[int, str]]
+
+
+class _ArrowRows(Sequence[list[Any]]):
+    """A result's rows, converted to event values only when read (a slice at a time).
+
+    Holding the Arrow table and converting per batch keeps a large result in memory once, in
+    its columnar form, instead of once as Arrow and again as Python rows.
+    """
+
+    def __init__(self, arrow: Any, columns: Sequence[Any]) -> None:
+        self.arrow = arrow
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return int(self.arrow.num_rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("row slices have step 1")
+            return table_rows(self.arrow.slice(start, max(stop - start, 0)), self.columns)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return table_rows(self.arrow.slice(index, 1), self.columns)[0]
+
+
+@dataclass
+class _Snapshot:
+    tables: list[tuple[str, list[str], Sequence[list[Any]]]]
+    warnings: list[QueryWarning]
+    coverage: float
+
+
+class QueryService(QueryExecutor):
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        catalog: TableCatalog | None = None,
+        admission: Admission | None = None,
+        runs: RunRecorder | None = None,
+        limits: ServiceLimits | None = None,
+        engine_settings: dict[str, str | int | float] | None = None,
+    ) -> None:
+        self.backend = backend
+        # ClickHouse settings added to every query (benchmarks turn caches off this way).
+        self.engine_settings = dict(engine_settings or {})
+        self.catalog = catalog
+        self.admission = admission or Admission(4, 64)
+        self.runs = runs
+        self.limits = limits or ServiceLimits()
+
+    # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
-        yield Error(code="NotImplemented", message="query execution is not available yet")
+        run_id = str(uuid.uuid4())
+        started = time.monotonic_ns()
+        await self._record_start(run_id, request)
+        status, final_progress, final_result, final_error = "error", None, None, None
+        try:
+            async for event in self._execute(run_id, request, started):
+                if isinstance(event, Done):
+                    status = event.status
+                    event = replace(event, run_id=run_id)
+                elif isinstance(event, Error):
+                    status = "error"
+                    final_error = {"code": event.code, "message": event.message}
+                    event = replace(event, run_id=run_id)
+                elif isinstance(event, Progress):
+                    final_progress = _progress_dict(event)
+                elif isinstance(event, _FinalResult):
+                    final_result = event.payload
+                    continue
+                yield event
+        except (GeneratorExit, asyncio.CancelledError):
+            status = "cancelled"
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    self._record_finish(run_id, status, final_progress, final_result, final_error)
+                )
+
+    # -- the run ----------------------------------------------------------------------------
+    async def _execute(
+        self, run_id: str, request: QueryRequest, started: int
+    ) -> AsyncIterator[Any]:
+        try:
+            plan = self._plan(request)
+        except QueryFailed as failed:
+            yield failed.error
+            return
+        for table in plan.compiled.tables:
+            yield TableSchema(table.name, tuple(table.columns))
+        try:
+            async with self.admission.admit() as waited_ns:
+                async for event in self._run_windows(run_id, request, plan, started, waited_ns):
+                    yield event
+        except QueueFull as exc:
+            yield Error(code="QueueFull", title="Too many queries", message=str(exc))
+
+    def _plan(self, request: QueryRequest) -> _Plan:
+        from bzrk.kql.diagnostics import KqlError
+        from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
+
+        now = timewindow.now_ticks()
+        try:
+            window = timewindow.request_window(
+                request.since, request.until, now_ticks=now, timezone=request.timezone
+            )
+            ingest = (
+                timewindow.request_window(
+                    request.ingest_since,
+                    request.ingest_until,
+                    now_ticks=now,
+                    timezone=request.timezone,
+                )
+                if request.ingest_since or request.ingest_until
+                else Window()
+            )
+        except TimeExpressionError as exc:
+            raise _fail("InvalidTimeRange", str(exc), "Invalid time range") from exc
+        if request.timeout_ms is not None and request.timeout_ms > self.limits.max_timeout_ms:
+            raise _fail(
+                "InvalidArgument",
+                f"timeout_ms {request.timeout_ms} is above the cap of {self.limits.max_timeout_ms} ms",
+            )
+        if request.timeout_ms is not None and request.timeout_ms <= 0:
+            raise _fail("InvalidArgument", "timeout_ms must be positive")
+        stop: StopPredicate | None = None
+        if request.stop_when:
+            try:
+                stop = parse_stop_when(request.stop_when)
+            except StopPredicateError as exc:
+                raise _fail("InvalidStopWhen", str(exc), "Invalid stop_when") from exc
+        if not request.database:
+            raise _fail("InvalidArgument", "a database is required")
+        has_database = getattr(self.catalog, "has_database", None)
+        if has_database is not None and not has_database(request.database):
+            raise _fail(
+                "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
+            )
+        resolver = _CatalogResolver(self.catalog, request.database)
+        try:
+            query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
+            compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
+        except KqlError as exc:
+            raise QueryFailed(error_event(request.query, exc)) from exc
+        except Exception as exc:  # CompileError and anything the compiler did not foresee
+            raise QueryFailed(error_event(request.query, exc)) from exc
+        shape = analyze_shape(query, request.query)
+        scans = bool(resolver.used)
+        if scans and window.start is None and ingest.start is None and not shape.has_time_bound:
+            raise _fail(
+                "MissingTimeFilter",
+                "this query scans a table without a time bound: pass since/until or filter on timestamp",
+                "Missing time filter",
+            )
+        compiled, limits = self._limit(
+            compiled, shape, stop, request.limits.max_rows, request.query
+        )
+        deadline = (
+            time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
+        )
+        windows = _progressive_windows(
+            window, request.progressive and scans and window.start is not None
+        )
+        return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
+
+    def _limit(
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
+        query_text: str,
+    ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
+        """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
+        statements = list(shape.statements)
+        tables = []
+        limits: dict[str, tuple[int, str]] = {}
+        show_raw = RAW_FIELD in query_text
+        for index, table in enumerate(compiled.tables):
+            statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
+            order = ""
+            kind = "cap"
+            if statement is not None and not statement.limited:
+                cap, kind = IMPLICIT_TAKE, "take"
+                if statement.bare_table and any(c.name == "timestamp" for c in table.columns):
+                    order, kind = " ORDER BY `timestamp` DESC", "tail"
+            if (
+                stop is not None
+                and stop.is_existence
+                and statement is not None
+                and table.name == compiled.tables[-1].name
+                and not statement.limited
+                and not statement.aggregating
+                and statement.extendable
+                and not shape.trailing_semicolon
+            ):
+                cap, kind, order = 1, "existence", ""
+            select, columns = "*", table.columns
+            if not show_raw and any(c.name == RAW_FIELD for c in columns):
+                # `$raw` is the record's hidden twin: queries read it, results only show it
+                # when the query names it. Dropping it here also spares building it per row.
+                select = f"* EXCEPT (`{RAW_FIELD}`)"
+                columns = tuple(c for c in columns if c.name != RAW_FIELD)
+            sql = f"SELECT {select} FROM ({table.sql}){order} LIMIT {cap + 1}"
+            tables.append(replace(table, sql=sql, columns=columns))
+            limits[table.name] = (cap, kind)
+        return replace(compiled, tables=tables), limits
+
+    async def _run_windows(
+        self,
+        run_id: str,
+        request: QueryRequest,
+        plan: _Plan,
+        started: int,
+        waited_ns: int,
+    ) -> AsyncIterator[Any]:
+        compiled, windows, deadline, stop = plan.compiled, plan.windows, plan.deadline, plan.stop
+        full = windows[-1]
+        scanned = ScanStats()
+        granules = GranuleStats()
+        last: _Snapshot | None = None
+        final_payload: dict[str, Any] | None = None
+        status = "complete"
+        for index, window in enumerate(windows):
+            filters = {name: _window_filter(window, plan.ingest) for name in plan.resolver.used}
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                status = "soft_budget"
+                break
+            hard_limit = self.limits.max_timeout_ms / 1000
+            settings = QuerySettings(
+                max_execution_time_s=min(hard_limit, remaining + 1)
+                if remaining is not None
+                else hard_limit,
+                max_memory_usage=self.limits.max_memory_bytes,
+                extra={**SEMANTIC_SETTINGS, **self.engine_settings},
+                table_filters=filters,
+            )
+            query_id = f"{run_id.replace('-', '')}{index}"
+            coverage = _coverage(window, full)
+            # The last (whole-window) run of a query without a deadline streams block by block:
+            # memory stays at one block however large the result (a deadline could tear it).
+            streaming = index == len(windows) - 1 and deadline is None and self._streams
+            streamed = _Streamed(coverage)
+            try:
+                if streaming:
+                    async for event in self._stream(
+                        compiled,
+                        plan.limits,
+                        settings,
+                        query_id,
+                        streamed,
+                        bool(plan.resolver.used),
+                    ):
+                        yield event
+                    stats, run_granules = streamed.stats, streamed.granules
+                else:
+                    results, stats, run_granules = await self._run_once(
+                        compiled, settings, query_id, remaining, bool(plan.resolver.used)
+                    )
+            except TimeoutError:
+                status = "soft_budget"
+                break
+            except QueryTimeout as exc:
+                if deadline is not None:
+                    status = "soft_budget"
+                    break
+                yield Error(code="QueryTimeout", title="Query timed out", message=exc.message)
+                return
+            except QueryCancelled:
+                raise asyncio.CancelledError from None
+            except EngineError as exc:
+                yield error_event(request.query, exc)
+                return
+            granules = granules + run_granules
+            scanned = ScanStats(
+                scanned.rows_read + stats.rows_read,
+                scanned.bytes_read + stats.bytes_read,
+                scanned.elapsed_ns + stats.elapsed_ns,
+            )
+            if streaming:
+                snapshot = streamed.snapshot()
+                final_payload = streamed.payload()
+            else:
+                snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+                for event in _snapshot_events(snapshot, str(uuid.uuid4()), compiled):
+                    yield event
+            last = snapshot
+            yield replace(
+                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
+                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
+            )
+            if stop is not None and snapshot.tables:
+                _, columns, rows = _primary(snapshot)
+                try:
+                    if stop.cancels(columns, rows) and coverage < 1.0:
+                        status = "stopped_early"
+                        break
+                except StopPredicateError as exc:
+                    yield Error(code="InvalidStopWhen", title="Invalid stop_when", message=str(exc))
+                    return
+        if last is None:
+            # Nothing finished inside the budget: an honest, empty snapshot.
+            empty = _Snapshot(
+                [(t.name, [c.name for c in t.columns], []) for t in compiled.tables], [], 0.0
+            )
+            empty.warnings.append(
+                QueryWarning(
+                    kind="SoftBudget", message="no part of the window completed before the timeout"
+                )
+            )
+            last = empty
+            for event in _snapshot_events(empty, str(uuid.uuid4()), compiled):
+                yield event
+        yield _FinalResult(final_payload or _result_payload(last))
+        coverage = last.coverage
+        if status == "complete" and coverage < 1.0:
+            status = "soft_budget"
+        yield Done(
+            status=status,
+            coverage=coverage,
+            stop_reason=stop.text if status == "stopped_early" and stop else None,
+        )  # type: ignore[arg-type]
+
+    async def _run_once(
+        self,
+        compiled: CompiledQuery,
+        settings: QuerySettings,
+        query_id: str,
+        remaining: float | None,
+        scans: bool,
+    ) -> tuple[list[Any], ScanStats, GranuleStats]:
+        def work() -> tuple[list[Any], ScanStats, GranuleStats]:
+            tables, total, granules = [], ScanStats(), GranuleStats()
+            for position, table in enumerate(compiled.tables):
+                if scans:
+                    try:
+                        granules = granules + explain_granules(self.backend, table.sql, settings)
+                    except EngineError:
+                        log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
+                run = getattr(self.backend, "query_arrow_stats", None)
+                qid = f"{query_id}x{position}"
+                if run is not None:
+                    arrow, stats = run(table.sql, settings=settings, query_id=qid)
+                else:
+                    arrow, stats = (
+                        self.backend.query_arrow(table.sql, settings=settings, query_id=qid),
+                        ScanStats(),
+                    )
+                tables.append(arrow)
+                total = ScanStats(
+                    total.rows_read + stats.rows_read,
+                    total.bytes_read + stats.bytes_read,
+                    total.elapsed_ns + stats.elapsed_ns,
+                )
+            return tables, total, granules
+
+        task = asyncio.ensure_future(asyncio.to_thread(work))
+        try:
+            if remaining is None:
+                return await asyncio.shield(task)
+            return await asyncio.wait_for(asyncio.shield(task), timeout=max(remaining, 0.001))
+        except (TimeoutError, asyncio.CancelledError, GeneratorExit):
+            await self._kill(compiled, query_id)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, timeout=5)
+            raise
+
+    @property
+    def _streams(self) -> bool:
+        return bool(getattr(self.backend, "streams_results", False))
+
+    async def _stream(
+        self,
+        compiled: CompiledQuery,
+        limits: dict[str, tuple[int, str]],
+        settings: QuerySettings,
+        query_id: str,
+        out: _Streamed,
+        scans: bool,
+    ) -> AsyncIterator[Event]:
+        """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
+        iteration = str(uuid.uuid4())
+        if scans:
+            for table in compiled.tables:
+                with contextlib.suppress(EngineError):
+                    out.granules = out.granules + await asyncio.to_thread(
+                        explain_granules, self.backend, table.sql, settings
+                    )
+        for position, table in enumerate(compiled.tables):
+            cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
+            block_stats: list[ScanStats] = []
+            blocks = self.backend.stream_arrow(  # type: ignore[call-arg]
+                table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
+            )
+            sent, pending, truncated = 0, None, False
+            try:
+                while not truncated:
+                    block = await asyncio.to_thread(next, blocks, None)
+                    if block is None:
+                        break
+                    if sent + block.num_rows > cap:
+                        block, truncated = block.slice(0, cap - sent), True
+                    for start in range(0, block.num_rows, ROWS_PER_BATCH):
+                        rows = table_rows(block.slice(start, ROWS_PER_BATCH), table.columns)
+                        if pending is not None:
+                            yield RowBatch(table.name, iteration, pending, False)
+                        pending = rows
+                        out.keep(table.name, [c.name for c in table.columns], rows)
+                    sent += block.num_rows
+            except (GeneratorExit, asyncio.CancelledError):
+                await self._kill(compiled, query_id)
+                raise
+            finally:
+                await asyncio.to_thread(blocks.close)
+                out.add(block_stats)
+            out.counts[table.name] = sent
+            yield RowBatch(table.name, iteration, pending or [], True)
+            if truncated and kind != "existence":
+                out.warnings.append(_truncation_warning(table.name, cap, kind))
+        out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
+        yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
+
+    async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
+        for position in range(len(compiled.tables)):
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.backend.kill, f"{query_id}x{position}")
+
+    def _snapshot(
+        self,
+        compiled: CompiledQuery,
+        results: Sequence[Any],
+        limits: dict[str, tuple[int, str]],
+        coverage: float,
+    ) -> _Snapshot:
+        tables, warnings = [], []
+        for table, arrow in zip(compiled.tables, results, strict=True):
+            cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
+            if arrow.num_rows > cap:
+                arrow = arrow.slice(0, cap)
+                if kind != "existence":
+                    warnings.append(_truncation_warning(table.name, cap, kind))
+            tables.append(
+                (table.name, [c.name for c in table.columns], _ArrowRows(arrow, table.columns))
+            )
+        return _Snapshot(tables, warnings, coverage)
+
+    # -- runs -------------------------------------------------------------------------------
+    async def _record_start(self, run_id: str, request: QueryRequest) -> None:
+        if self.runs is None:
+            return
+        parameters = {
+            "since": request.since,
+            "until": request.until,
+            "timezone": request.timezone,
+            "ingest_since": request.ingest_since,
+            "ingest_until": request.ingest_until,
+            "timeout_ms": request.timeout_ms,
+            "stop_when": request.stop_when,
+        }
+        try:
+            await asyncio.to_thread(
+                self.runs.start,
+                run_id,
+                query=request.query,
+                database=request.database,
+                parameters=parameters,
+                principal=request.principal,
+                surface=request.surface,
+            )
+        except Exception:  # a run log failure must not fail the query
+            log.warning("could not record the start of run %s", run_id, exc_info=True)
+
+    async def _record_finish(
+        self,
+        run_id: str,
+        status: str,
+        progress: dict[str, Any] | None,
+        result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+    ) -> None:
+        if self.runs is None:
+            return
+        await asyncio.to_thread(
+            self.runs.finish, run_id, status=status, progress=progress, result=result, error=error
+        )
 
 
-def create_executor(ctx: Any) -> QueryExecutor:
-    """Build the executor from the process context (settings, backend, metadata store)."""
-    return _NotYetExecutor()
+class _Streamed:
+    """What a streamed snapshot leaves behind: counts, warnings, scan figures, the head of each table."""
+
+    def __init__(self, coverage: float) -> None:
+        self.coverage = coverage
+        self.stats = ScanStats()
+        self.granules = GranuleStats()
+        self.warnings: list[QueryWarning] = []
+        self.counts: dict[str, int] = {}
+        self.heads: dict[str, tuple[list[str], list[list[Any]]]] = {}
+        self.tables: list[tuple[str, list[str]]] = []
+
+    def add(self, blocks: list[ScanStats]) -> None:
+        for block in blocks:
+            self.stats = ScanStats(
+                self.stats.rows_read + block.rows_read, self.stats.bytes_read + block.bytes_read
+            )
+
+    def keep(self, table: str, columns: list[str], rows: list[list[Any]]) -> None:
+        _, head = self.heads.setdefault(table, (columns, []))
+        if len(head) < STORED_RESULT_ROWS:
+            head.extend(rows[: STORED_RESULT_ROWS - len(head)])
+
+    def snapshot(self) -> _Snapshot:
+        """The snapshot as far as stop conditions need it (the head of each table)."""
+        tables = [(name, cols, self.heads.get(name, (cols, []))[1]) for name, cols in self.tables]
+        return _Snapshot(tables, self.warnings, self.coverage)
+
+    def payload(self) -> dict[str, Any]:
+        name, columns, rows = _primary(self.snapshot()) if self.tables else (PRIMARY_RESULT, [], [])
+        total = self.counts.get(name, len(rows))
+        return {
+            "table": name,
+            "columns": columns,
+            "rows": _json_safe(rows),
+            "row_count": total,
+            "truncated": total > len(rows),
+            "coverage": self.coverage,
+            "warnings": [w.message for w in self.warnings],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _FinalResult:
+    """Internal marker carrying what the run record keeps; never leaves the service."""
+
+    payload: dict[str, Any]
+
+
+def _primary(snapshot: _Snapshot) -> tuple[str, list[str], list[list[Any]]]:
+    for entry in snapshot.tables:
+        if entry[0] == PRIMARY_RESULT:
+            return entry
+    return snapshot.tables[-1]
+
+
+def _coverage(window: Window, full: Window) -> float:
+    if not window.bounded or not full.bounded:
+        return 1.0
+    assert (
+        window.start is not None
+        and window.end is not None
+        and full.start is not None
+        and full.end is not None
+    )
+    total = full.end - full.start
+    return 1.0 if total <= 0 else min(1.0, (window.end - window.start) / total)
+
+
+def _truncation_warning(table: str, cap: int, kind: str) -> QueryWarning:
+    if kind == "take":
+        message = f"the result has no limit: showing the first {cap} rows (add take, summarize or a filter)"
+    elif kind == "tail":
+        message = f"a bare table shows its newest {cap} rows (add where/summarize/take for more)"
+    else:
+        message = f"the result was cut at {cap} rows"
+    return QueryWarning(
+        kind="ResultTruncated", message=message, details=json.dumps({"table": table, "rows": cap})
+    )
+
+
+def _snapshot_events(
+    snapshot: _Snapshot, iteration: str, compiled: CompiledQuery
+) -> Iterator[Event]:
+    """One snapshot's batches and its closing metadata, converting rows batch by batch."""
+    for name, _columns, rows in snapshot.tables:
+        total = len(rows)
+        if not total:
+            yield RowBatch(name, iteration, [], True)
+            continue
+        for start in range(0, total, ROWS_PER_BATCH):
+            chunk = rows[start : start + ROWS_PER_BATCH]
+            yield RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= total)
+    yield Metadata(iteration, tuple(snapshot.warnings), compiled.visualization)
+
+
+def _progress(
+    scanned: ScanStats,
+    granules: GranuleStats,
+    started: int,
+    waited_ns: int,
+    coverage: float,
+    done: int,
+    total: int,
+) -> Progress:
+    return Progress(
+        rows_processed=scanned.rows_read,
+        chunks_total=granules.total,
+        chunks_scanned=granules.scanned,
+        chunks_skipped_range=granules.skipped_range,
+        chunks_skipped_bloom=granules.skipped_bloom,
+        chunk_scanned_raw_body_size=scanned.bytes_read,
+        query_time_nanos=time.monotonic_ns() - started,
+        queue_wait_nanos=waited_ns,
+        coverage=coverage,
+        slices_done=done,
+        slices_total=total,
+    )
+
+
+MAX_PROGRESS_BINS = 10_000
+
+
+def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
+    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
+    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
+    if span is None or not done.bounded or not full.bounded:
+        return None
+    assert (
+        full.start is not None
+        and full.end is not None
+        and done.start is not None
+        and done.end is not None
+    )
+    first = full.start - full.start % span
+    count = -(-(full.end - first) // span)
+    if count <= 0 or count > MAX_PROGRESS_BINS:
+        return None
+    percentages = bytearray()
+    for n in range(count):
+        low, high = first + n * span, first + (n + 1) * span
+        low_in, high_in = max(low, full.start), min(high, full.end)
+        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
+        width = max(high_in - low_in, 1)
+        percentages.append(min(100, round(100 * overlap / width)))
+    done_bins = sum(1 for p in percentages if p == 100)
+    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
+
+
+def _progress_dict(progress: Progress) -> dict[str, Any]:
+    return {
+        "rows_processed": progress.rows_processed,
+        "chunks_total": progress.chunks_total,
+        "chunks_scanned": progress.chunks_scanned,
+        "chunks_skipped_range": progress.chunks_skipped_range,
+        "chunks_skipped_bloom": progress.chunks_skipped_bloom,
+        "bytes_scanned": progress.chunk_scanned_raw_body_size,
+        "query_time_nanos": progress.query_time_nanos,
+        "queue_wait_nanos": progress.queue_wait_nanos,
+        "coverage": progress.coverage,
+        "slices_done": progress.slices_done,
+        "slices_total": progress.slices_total,
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    return str(value)
+
+
+def _result_payload(snapshot: _Snapshot) -> dict[str, Any]:
+    name, columns, rows = _primary(snapshot) if snapshot.tables else (PRIMARY_RESULT, [], [])
+    kept = list(rows[:STORED_RESULT_ROWS])
+    return {
+        "table": name,
+        "columns": columns,
+        "rows": _json_safe(kept),
+        "row_count": len(rows),
+        "truncated": len(rows) > len(kept),
+        "coverage": snapshot.coverage,
+        "warnings": [w.message for w in snapshot.warnings],
+    }

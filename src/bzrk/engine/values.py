@@ -153,7 +153,7 @@ def column_values(array: pa.Array | pa.ChunkedArray, kql_type: str) -> list[Any]
     return [convert(v) for v in values]
 
 
-def table_rows(table: pa.Table, columns: Sequence[Column]) -> list[list[Any]]:
-    """Convert a whole Arrow table to rows, typed by ``columns`` (same order as the table)."""
+def table_rows(table: pa.Table | pa.RecordBatch, columns: Sequence[Column]) -> list[list[Any]]:
+    """Convert an Arrow table or batch to rows, typed by ``columns`` (same order as the table)."""
     converted = [column_values(table.column(i), column.type) for i, column in enumerate(columns)]
     return [list(row) for row in zip(*converted, strict=True)] if converted else []

@@ -144,6 +144,15 @@ class _Reply:
         await self._send({"type": "http.response.trailers", "headers": trailers})
 
 
+async def send_status(send: Send, status: int, message: str = "") -> None:
+    """Answer a gRPC call with only a status, in trailers (for the gateway's own refusals).
+
+    grpcio and grpc-js read a status in response headers followed by an empty DATA frame as
+    ``UNKNOWN: Stream removed``; headers then trailers is what every client understands.
+    """
+    await _Reply(send).finish(status, message)
+
+
 class GrpcForwarder:
     """ASGI app forwarding authenticated gRPC calls to ``target`` (``host:port`` or a URL).
 

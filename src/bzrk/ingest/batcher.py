@@ -3,7 +3,7 @@
 chDB ignores ``async_insert``, so bzrk batches itself: every request's rows join the pending
 batch of their table, and the request waits until the INSERT holding them has returned (the
 part is fsync'd). A batch is written when it reaches ``max_rows`` or ``max_wait_s`` after its
-first row arrived; one INSERT per table runs at a time while the next batch fills.
+first row arrived; up to two INSERTs per table run at once while the next batch fills.
 """
 
 from __future__ import annotations
@@ -29,15 +29,19 @@ class Batching:
 class TableBatcher:
     """Collects rows for one ClickHouse table and writes them in batches."""
 
+    CONCURRENT_INSERTS = 2
+
     def __init__(self, qualified_table: str, write: WriteFn, batching: Batching) -> None:
         self.qualified_table = qualified_table
         self._write = write
         self._batching = batching
         self._rows: list[Row] = []
-        self._waiters: list[asyncio.Future[None]] = []
+        # One entry per submit: its future and where its rows sit in ``_rows``.
+        self._waiters: list[tuple[asyncio.Future[None], int, int]] = []
         self._first_at: float | None = None
         self._arrived = asyncio.Event()
         self._closed = False
+        self._slots = asyncio.Semaphore(self.CONCURRENT_INSERTS)
         self._task = asyncio.create_task(self._run(), name=f"batcher {qualified_table}")
 
     @property
@@ -52,17 +56,19 @@ class TableBatcher:
         future: asyncio.Future[None] = loop.create_future()
         if not self._rows:
             self._first_at = loop.time()
+        start = len(self._rows)
         self._rows.extend(rows)
-        self._waiters.append(future)
+        self._waiters.append((future, start, len(self._rows)))
         self._arrived.set()
         await asyncio.shield(future)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        writing: set[asyncio.Task[None]] = set()
         while True:
             if not self._rows:
                 if self._closed:
-                    return
+                    break
                 self._arrived.clear()
                 await self._arrived.wait()
                 continue
@@ -75,21 +81,52 @@ class TableBatcher:
                 self._arrived.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(), remaining)
+            # Two inserts may overlap: one waits on fsync while the next one parses.
+            await self._slots.acquire()
             rows, waiters = self._rows, self._waiters
             self._rows, self._waiters, self._first_at = [], [], None
+            task = asyncio.create_task(self._flush(rows, waiters))
+            writing.add(task)
+            task.add_done_callback(writing.discard)
+        if writing:
+            await asyncio.gather(*writing)
+
+    async def _flush(
+        self, rows: list[Row], waiters: list[tuple[asyncio.Future[None], int, int]]
+    ) -> None:
+        try:
             try:
                 await asyncio.to_thread(self._write, self.qualified_table, rows)
-            except Exception as exc:  # every waiter learns the failure; none is acknowledged
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_exception(exc)
-            else:
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(None)
+            except Exception as exc:
+                if len(waiters) == 1:
+                    _settle(waiters[0][0], exc)
+                    return
+                # One request's bad rows must not fail the others that shared the batch:
+                # write each request's rows on its own.
+                for future, start, end in waiters:
+                    try:
+                        await asyncio.to_thread(self._write, self.qualified_table, rows[start:end])
+                    except Exception as own:
+                        _settle(future, own)
+                    else:
+                        _settle(future, None)
+                return
+            for future, _, _ in waiters:
+                _settle(future, None)
+        finally:
+            self._slots.release()
 
     async def close(self) -> None:
         """Write what is pending, then stop."""
         self._closed = True
         self._arrived.set()
         await self._task
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)

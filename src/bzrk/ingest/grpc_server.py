@@ -1,62 +1,64 @@
 """OTLP/gRPC receiver: LogsService, TraceService and MetricsService ``Export`` on one grpc.aio server.
 
-Each servicer takes the ingest token from the ``authorization`` metadata, maps the request,
-and answers after the durable write; partial success goes in the response, failures become
-the gRPC status of :mod:`bzrk.ingest.errors` (with ``retry-after`` trailing metadata where
-the client should retry).
+The methods are registered as generic handlers that receive raw bytes, so a request that does
+not decode (truncated, bad UTF-8) is answered ``INVALID_ARGUMENT`` with the decoder's reason
+rather than grpc's generic deserialization failure. Each call takes the ingest token from the
+``authorization`` metadata, maps the request and answers after the durable write; partial
+success goes in the response, failures become the gRPC status of :mod:`bzrk.ingest.errors`
+(with ``retry-after`` trailing metadata where the client should retry).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
-from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from google.rpc import error_details_pb2, status_pb2
 
-from bzrk.ingest.errors import IngestError
-from bzrk.ingest.http import SIGNALS, Signal, success_response
+from bzrk.ingest import metrics
+from bzrk.ingest.errors import BadRequest, IngestError
+from bzrk.ingest.http import PROTOBUF, SIGNALS, Signal, decode_otlp, success_response
 from bzrk.ingest.pipeline import IngestPipeline
 
-
-async def _export(
-    pipeline: IngestPipeline, signal: Signal, request: Any, context: grpc.aio.ServicerContext
-) -> Any:
-    metadata = {key.lower(): value for key, value in (context.invocation_metadata() or ())}
-    try:
-        token = await pipeline.tokens.resolve(metadata.get("authorization"))
-        async with pipeline.admission.admit(request.ByteSize() * 2):
-            outcome = await pipeline.write(token, signal.mapper(request), signal.name)
-    except IngestError as exc:
-        if exc.retry_after_s:
-            context.set_trailing_metadata((("retry-after", str(exc.retry_after_s)),))
-        await context.abort(exc.grpc_code, exc.message)
-    return success_response(signal, outcome)
+SERVICES = {
+    "logs": "opentelemetry.proto.collector.logs.v1.LogsService",
+    "traces": "opentelemetry.proto.collector.trace.v1.TraceService",
+    "metrics": "opentelemetry.proto.collector.metrics.v1.MetricsService",
+}
 
 
-class LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, pipeline: IngestPipeline) -> None:
-        self.pipeline = pipeline
+def _export_handler(
+    pipeline: IngestPipeline, signal: Signal
+) -> Callable[[bytes, grpc.aio.ServicerContext], Awaitable[Any]]:
+    async def export(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+        metadata = {key.lower(): value for key, value in (context.invocation_metadata() or ())}
+        try:
+            token = await pipeline.tokens.resolve(metadata.get("authorization"))
+            async with pipeline.admission.admit(len(raw) * 2):
+                request = decode_otlp(signal, raw, PROTOBUF)
+                outcome = await pipeline.write(token, signal.mapper(request), signal.name)
+        except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels(signal.name).inc()
+            if exc.retry_after_s:
+                context.set_trailing_metadata(_retry_metadata(exc))
+            await context.abort(exc.grpc_code, exc.message)
+        return success_response(signal, outcome)
 
-    async def Export(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await _export(self.pipeline, SIGNALS["logs"], request, context)
+    return export
 
 
-class TraceServicer(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, pipeline: IngestPipeline) -> None:
-        self.pipeline = pipeline
-
-    async def Export(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await _export(self.pipeline, SIGNALS["traces"], request, context)
-
-
-class MetricsServicer(metrics_service_pb2_grpc.MetricsServiceServicer):
-    def __init__(self, pipeline: IngestPipeline) -> None:
-        self.pipeline = pipeline
-
-    async def Export(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        return await _export(self.pipeline, SIGNALS["metrics"], request, context)
+def _retry_metadata(exc: IngestError) -> tuple[tuple[str, str | bytes], ...]:
+    """Where to retry, as OTLP exporters read it: a ``google.rpc.RetryInfo`` status detail."""
+    retry = error_details_pb2.RetryInfo()
+    retry.retry_delay.seconds = exc.retry_after_s or 1
+    status = status_pb2.Status(code=exc.grpc_code.value[0], message=exc.message)
+    status.details.add().Pack(retry)
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("retry-after", str(exc.retry_after_s)),
+    )
 
 
 def create_server(pipeline: IngestPipeline) -> grpc.aio.Server:
@@ -67,7 +69,14 @@ def create_server(pipeline: IngestPipeline) -> grpc.aio.Server:
             ("grpc.max_send_message_length", 4 * 1024 * 1024),
         ]
     )
-    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(LogsServicer(pipeline), server)
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceServicer(pipeline), server)
-    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(MetricsServicer(pipeline), server)
+    handlers = []
+    for name, service in SERVICES.items():
+        signal = SIGNALS[name]
+        method = grpc.unary_unary_rpc_method_handler(
+            _export_handler(pipeline, signal),
+            request_deserializer=None,  # raw bytes: decoding errors are ours to report
+            response_serializer=lambda message: message.SerializeToString(),
+        )
+        handlers.append(grpc.method_handlers_generic_handler(service, {"Export": method}))
+    server.add_generic_rpc_handlers(tuple(handlers))
     return server

@@ -8,6 +8,7 @@ The parser stops at the first error (no recovery yet) and raises it, located.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -1005,7 +1006,13 @@ def _timespan_token_ticks(t: Token) -> int:
     per = TIMESPAN_UNITS[unit.lower()]
     if len(num) > 30:
         raise bad_literal(raw[:40], "timespan").at(t.span)
-    ticks = round(float(num) * per) if ("." in num or "e" in num.lower()) else int(num) * per
+    if "." in num or "e" in num.lower():
+        scaled = float(num) * per
+        if not math.isfinite(scaled) or abs(scaled) > _MAX_TICKS:
+            raise bad_literal(raw[:40], "timespan").at(t.span)
+        ticks = round(scaled)
+    else:
+        ticks = int(num) * per
     if abs(ticks) > _MAX_TICKS:
         raise bad_literal(raw, "timespan").at(t.span)
     return ticks

@@ -191,7 +191,7 @@ async def run(
             ctx.backend = await asyncio.to_thread(_open_backend, settings)
             stack.callback(ctx.backend.close)
         if "query" in services:
-            from bzrk.engine.service import create_executor
+            from bzrk.server.executor import create_executor
 
             ctx.executor = create_executor(ctx)
         for service in services:
@@ -235,7 +235,17 @@ async def run(
         if on_ready is not None:
             result = on_ready(ctx, dict(ctx.addresses))
             if asyncio.iscoroutine(result):
-                await result
+                # on_ready may be slow (the demo load): a SIGTERM meanwhile must still stop us.
+                ready_task = asyncio.ensure_future(result)
+                stop_wait = asyncio.ensure_future(stop.wait())
+                await asyncio.wait([ready_task, stop_wait], return_when=asyncio.FIRST_COMPLETED)
+                stop_wait.cancel()
+                if not ready_task.done():
+                    ready_task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await ready_task
+                else:
+                    ready_task.result()
         log.info(
             "bzrk ready",
             extra={"addresses": ",".join(f"{k}={v}" for k, v in ctx.addresses.items())},

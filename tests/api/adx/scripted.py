@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -185,20 +184,58 @@ def make_app(
 
 
 class LoopbackServer:
-    """Serves an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread."""
+    """Serves an ASGI app on a free 127.0.0.1 port in a background thread.
 
-    def __init__(self, app: ASGIApp) -> None:
-        import uvicorn
+    ``kind`` is ``"uvicorn"`` or ``"hypercorn"`` (what ``bzrk dev`` runs).
+    """
 
+    def __init__(self, app: ASGIApp, kind: str = "uvicorn") -> None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         sock.close()
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.app = app
+        self.kind = kind
+        self._started = threading.Event()
+        self._stop: Any = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        if self.kind == "uvicorn":
+            import uvicorn
+
+            config = uvicorn.Config(
+                self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+            )
+            server = uvicorn.Server(config)
+            self._stop = lambda: setattr(server, "should_exit", True)
+            original = server.startup
+
+            async def startup(sockets: Any = None) -> None:
+                await original(sockets)
+                self._started.set()
+
+            server.startup = startup  # type: ignore[method-assign]
+            server.run()
+            return
+        import asyncio
+
+        from hypercorn.asyncio import serve
+        from hypercorn.config import Config
+
+        config = Config()
+        config.bind = [f"127.0.0.1:{self.port}"]
+        config.accesslog = None
+        config.loglevel = "WARNING"
+
+        async def main() -> None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            self._stop = lambda: loop.call_soon_threadsafe(stop.set)
+            loop.call_later(0.3, self._started.set)  # serve() binds right away
+            await serve(self.app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+
+        asyncio.run(main())
 
     @property
     def url(self) -> str:
@@ -206,13 +243,11 @@ class LoopbackServer:
 
     def __enter__(self) -> LoopbackServer:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("loopback server did not start")
-            time.sleep(0.02)
+        if not self._started.wait(10):
+            raise RuntimeError("loopback server did not start")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
+        if self._stop is not None:
+            self._stop()
         self.thread.join(10)

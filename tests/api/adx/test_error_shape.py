@@ -59,7 +59,11 @@ def test_query_error_before_body_has_problem_and_kusto_fields(client: TestClient
     assert error["@permanent"] is True
 
 
-def test_unknown_database_envelope(client: TestClient) -> None:
+@pytest.mark.parametrize("checked_by", ["schema provider", "engine"])
+def test_unknown_database_envelope(checked_by: str) -> None:
+    executor = ScriptedExecutor({"T": _db_missing})
+    schema_kw = {} if checked_by == "schema provider" else {"schema": None}
+    client = TestClient(make_app(executor, **schema_kw))
     for path in ("/v2/rest/query", "/v1/rest/query"):
         response = client.post(path, json={"db": "nope", "csl": "T"})
         assert response.status_code == 404
@@ -158,3 +162,57 @@ def test_status_table_is_the_one_place() -> None:
     assert DISPOSITIONS["DatabaseNotFound"].status == 404
     assert DISPOSITIONS["Forbidden"].status == 403
     assert DISPOSITIONS["Throttled"].status == 429
+
+
+def test_servertimeout_holds_even_if_the_engine_does_not_stop(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import anyio
+
+    from bzrk.api.adx import app as adx_app
+
+    monkeypatch.setattr(adx_app, "DEADLINE_GRACE_S", 0.0)
+
+    async def stuck(request):  # type: ignore[no-untyped-def]
+        yield TableSchema("PrimaryResult", (Column("n", "long"),))
+        yield RowBatch("PrimaryResult", "it", [[1]], False)
+        await anyio.sleep(30)
+        yield RowBatch("PrimaryResult", "it", [[2]], True)
+
+    async def stuck_early(request):  # type: ignore[no-untyped-def]
+        await anyio.sleep(30)
+        yield TableSchema("PrimaryResult", (Column("n", "long"),))
+
+    executor = ScriptedExecutor({"Stuck": stuck, "Early": stuck_early})
+    client = TestClient(make_app(executor))
+    options = {"Options": {"servertimeout": "00:00:00.300"}}
+    response = client.post(
+        "/v2/rest/query", json={"db": "default", "csl": "Stuck", "properties": options}
+    )
+    assert response.status_code == 200
+    frames = response.json()
+    assert frames[-1]["HasErrors"] is True
+    assert "servertimeout" in frames[-1]["OneApiErrors"][0]["error"]["@message"]
+    assert "Stuck" in executor.closed  # the run was cancelled, not left behind
+    response = client.post(
+        "/v2/rest/query", json={"db": "default", "csl": "Early", "properties": options}
+    )
+    assert response.status_code == 408
+    assert response.json()["code"] == "QueryTimeout"
+
+
+def test_crash_in_command_or_engine_keeps_the_envelope() -> None:
+    class BrokenSchema:
+        def list_databases(self):  # type: ignore[no-untyped-def]
+            raise RuntimeError("catalog offline")
+
+    async def crash(request):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+        yield  # pragma: no cover
+
+    client = TestClient(make_app(ScriptedExecutor({"Crash": crash}), schema=BrokenSchema()))
+    response = client.post("/v1/rest/mgmt", json={"db": "", "csl": ".show databases"})
+    assert response.status_code == 503
+    assert "catalog offline" in response.json()["error"]["@message"]
+    response = client.post("/v2/rest/query", json={"db": "default", "csl": "Crash"})
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "InternalServiceError"
+    assert "boom" not in response.text  # internals stay in the log

@@ -62,6 +62,10 @@ SCRIPTS = {
         visualization=Visualization("timechart", {"title": "hits"}),
     ),
     "Fails": _failing_after_rows,
+    "BigInts": simple_result(
+        (Column("h", "long"), Column("raw", "dynamic")),
+        [[15_837_721_547_659_159_810, {"h": 15_837_721_547_659_159_810, "n": [1, 2**63 - 1]}]],
+    ),
     "Params": lambda request: simple_result(
         (Column("k", "string"), Column("v", "string")),
         [[k, str(v)] for k, v in sorted(request.parameters.items())],
@@ -219,3 +223,18 @@ def test_unknown_database_is_404(kc: KustoClient) -> None:
         assert info.value.http_response.status_code == 404
         body = info.value.http_response.json()
         assert body["status"] == 404 and body["error"]["code"] == "DatabaseNotFound"
+
+
+def test_integers_beyond_int64_do_not_break_streaming(kc: KustoClient) -> None:
+    # the SDK's streaming JSON parser stops at integers outside int64
+    rows = [
+        row.to_dict()
+        for table in kc.execute_streaming_query("default", "BigInts").iter_primary_results()
+        for row in table
+    ]
+    assert rows == [
+        {
+            "h": 15_837_721_547_659_159_810 - 2**64,
+            "raw": {"h": 1.583772154765916e19, "n": [1, 2**63 - 1]},
+        }
+    ]

@@ -187,7 +187,8 @@ def test_second_snapshot_without_progressive_is_reported_in_band(client: TestCli
     assert frames[-1]["HasErrors"] is True
 
 
-def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect() -> None:
+@pytest.mark.parametrize("server_kind", ["uvicorn", "hypercorn"])
+def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect(server_kind: str) -> None:
     finished = threading.Event()
 
     async def slow(request):  # type: ignore[no-untyped-def]
@@ -202,7 +203,7 @@ def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect() -> None:
         yield Done()
 
     executor = ScriptedExecutor({"Slow": slow})
-    with LoopbackServer(make_app(executor)) as server:
+    with LoopbackServer(make_app(executor), server_kind) as server:
         body = {"db": "default", "csl": "Slow"}
         with httpx.stream("POST", f"{server.url}/v2/rest/query", json=body, timeout=10) as resp:
             assert resp.status_code == 200
@@ -217,3 +218,23 @@ def test_v2_streams_before_the_run_ends_and_cancels_on_disconnect() -> None:
             time.sleep(0.02)
         assert "Slow" in executor.closed
         assert not finished.is_set()
+
+
+def test_progressive_failure_after_frames_ends_with_has_errors() -> None:
+    from bzrk.engine.events import Error
+
+    events = [*TWO_SNAPSHOTS[:7], Error(code="BackendUnavailable", message="store went away")]
+    client = TestClient(make_app(ScriptedExecutor({"Breaks": events})))
+    _, frames = _post(client, "Breaks", results_progressive_enabled=True)
+    errors = [
+        row
+        for f in frames
+        if f["FrameType"] == "TableFragment"
+        for row in f["Rows"]
+        if isinstance(row, dict)
+    ]
+    assert errors[0]["OneApiErrors"][0]["error"]["@message"] == "store went away"
+    assert frames[-1]["HasErrors"] is True
+    assert frames[-1]["OneApiErrors"][0]["error"]["code"] == "ServiceUnavailable"
+    qci = next(f for f in frames if f.get("TableKind") == "QueryCompletionInformation")
+    assert [row[5] for row in qci["Rows"]][-1] == 2

@@ -159,3 +159,42 @@ def test_bad_option_values_are_named(option: dict[str, object]) -> None:
     body = json.dumps({"db": "d", "csl": "T", "properties": {"Options": option}}).encode()
     with pytest.raises(AdxError, match=next(iter(option))):
         parse_request(body, require_db=True)
+
+
+def test_values_off_the_event_contract_still_encode() -> None:
+    import uuid
+    from datetime import UTC, datetime, timedelta
+
+    encoder = RowEncoder(
+        (
+            Column("t", "datetime"),
+            Column("ts", "timespan"),
+            Column("d", "dynamic"),
+            Column("g", "guid"),
+        )
+    )
+    row = [
+        datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),
+        timedelta(seconds=1.5),
+        {"b": b"hi"},
+        uuid.UUID(int=1),
+    ]
+    assert json.loads("[" + encoder.encode_many([row]) + "]") == [
+        [
+            "2024-01-02T03:04:05Z",
+            "00:00:01.5000000",
+            {"b": "aGk="},
+            "00000000-0000-0000-0000-000000000001",
+        ]
+    ]
+
+
+def test_integers_beyond_their_kql_range() -> None:
+    # ClickHouse UInt64 (say a metric hash) typed long: reinterpreted as int64, never 2**64-1
+    encoder = RowEncoder((Column("l", "long"), Column("i", "int"), Column("d", "dynamic")))
+    text = encoder.encode_many(
+        [[2**64 - 1, 2**31, {"h": 15_837_721_547_659_159_810, "ok": 9_223_372_036_854_775_807}]]
+    )
+    assert json.loads("[" + text + "]") == [
+        [-1, -(2**31), {"h": 1.583772154765916e19, "ok": 9_223_372_036_854_775_807}]
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import shutil
 import socket
@@ -102,6 +103,8 @@ def serve(app: ASGIApp) -> Iterator[str]:
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(10)
+        if not thread.is_alive():
+            loop.close()
         with contextlib.suppress(OSError):  # Hypercorn closes the listening fd itself
             sock.close()
 
@@ -233,8 +236,9 @@ def check_value_table(frames: list[query_pb2.ExecuteQueryResultFrame]) -> None:
     """Assert every cell of the value-type table: column type, oneof arm and value."""
     schema = next(f.schema for f in frames if f.WhichOneof("payload") == "schema")
     columns = {c.name: (i, c.type) for i, c in enumerate(schema.columns)}
+    assert schema.name == "PrimaryResult"
     batches = [f.batch for f in frames if f.WhichOneof("payload") == "batch"]
-    rows = [row for batch in batches for row in batch.rows]
+    rows = [row for b in batches if b.table_name == "PrimaryResult" for row in b.rows]
     assert len(rows) == 1, rows
     cells = rows[0].values
     for name, (_, _, wire_type, arm, value) in VALUE_TABLE.items():
@@ -258,9 +262,16 @@ def node_ready() -> str | None:
     """None when the Node client can run, else the reason to skip."""
     if shutil.which("node") is None:
         return "node is not installed"
-    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        if shutil.which("npm") is None:
-            return "npm is not installed (needed for `npm ci` in tests/api/grpc/node)"
+    installed = NODE_DIR / "node_modules" / "@grpc" / "grpc-js"
+    if installed.is_dir():
+        return None
+    if shutil.which("npm") is None:
+        return "npm is not installed (needed for `npm ci` in tests/api/grpc/node)"
+    # pytest-xdist workers collect at the same time: one `npm ci` at a time.
+    with (NODE_DIR / ".npm-ci.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed.is_dir():
+            return None
         done = subprocess.run(
             ["npm", "ci", "--no-audit", "--no-fund"],
             cwd=NODE_DIR,
@@ -268,8 +279,8 @@ def node_ready() -> str | None:
             text=True,
             timeout=300,
         )
-        if done.returncode != 0:
-            return f"npm ci failed: {done.stderr[-500:]}"
+    if done.returncode != 0:
+        return f"npm ci failed: {done.stderr[-500:]}"
     return None
 
 
@@ -286,6 +297,20 @@ def node_call(target: str, query: str, **options: Any) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
+
+
+def node_rows(frames: list[dict[str, Any]], table: str = "PrimaryResult") -> list[Any]:
+    """The raw rows of ``table`` in the last snapshot, from proto-loader frames."""
+    iteration, rows = None, []
+    for frame in frames:
+        if frame["payload"] != "batch":
+            continue
+        batch = frame["batch"]
+        if batch["result_iteration_id"] != iteration:
+            iteration, rows = batch["result_iteration_id"], []
+        if batch["table_name"] == table:
+            rows.extend(batch["rows"])
+    return rows
 
 
 def node_value(cell: dict[str, Any]) -> Any:
@@ -323,8 +348,9 @@ def check_node_value_table(result: dict[str, Any]) -> None:
     assert result["status"]["code"] == 0, result["status"]
     frames = result["frames"]
     schema = next(f["schema"] for f in frames if f["payload"] == "schema")
+    assert schema["name"] == "PrimaryResult"
     columns = {c["name"]: (i, c["type"]) for i, c in enumerate(schema["columns"])}
-    rows = [r for f in frames if f["payload"] == "batch" for r in f["batch"]["rows"]]
+    rows = node_rows(frames)
     assert len(rows) == 1, rows
     cells = rows[0]["values"]
     for name, (_, _, wire_type, arm, _) in VALUE_TABLE.items():

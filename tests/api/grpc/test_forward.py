@@ -15,9 +15,10 @@ from typing import Any
 import grpc
 import pytest
 
+from bzrk.api.grpc.server import send_status as send_grpc_status
 from bzrk.api.grpc.service import create_app
 from bzrk.auth.internal import InternalKeys, InvalidInternalToken, Principal, verify_internal_token
-from bzrk.gateway.grpc_forward import GrpcForwarder
+from bzrk.gateway.grpc_forward import GrpcForwarder, send_status
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
 from .helpers import ScriptedExecutor, payloads, request, serve, stub, table_rows
@@ -41,14 +42,7 @@ class VerifyingQueryService:
         try:
             principal = verify_internal_token(self.keys, headers.get("authorization"), "query")
         except InvalidInternalToken:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/grpc"), (b"grpc-status", b"16")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b""})
+            await send_grpc_status(scope, send, 16, "internal token required")
             return
         scope["bzrk.principal"] = principal
         await self.app(scope, receive, send)
@@ -211,3 +205,14 @@ def test_principal_from_the_gateway_scope(tmp_path: Path) -> None:
             assert executor.requests[0].principal == "alice"
             code, _ = forwarded_status(target, request("print v = 1"), token="other")
             assert code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_status_only_answers_reach_grpcio_as_their_status() -> None:
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await send_status(send, 16, "authentication required: send a bearer token")
+
+    with serve(refuse) as target:
+        code, details = forwarded_status(target, request("print v = 1"))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    assert details == "authentication required: send a bearer token"

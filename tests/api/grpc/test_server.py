@@ -154,6 +154,15 @@ def test_internal_callers_may_set_time_ranges(grpc_target: tuple[str, ScriptedEx
     frames = call(target, message, metadata=[("x-test-principal-kind", "internal")])
     assert payloads(frames)[-1] == "done"
     sent = executor.requests[0]
+    assert (
+        call(
+            target,
+            request("print v = 1", time_range_end_nanos=-(2**63)),
+            metadata=[("x-test-principal-kind", "internal")],
+        )[-1].WhichOneof("payload")
+        == "done"
+    )
+    assert executor.requests[1].until == "1677-09-21T00:12:43.1452241Z"
     assert sent.since == "2024-01-15T10:30:00.1234567Z"
     assert sent.ingest_until == "1970-01-01T00:00:00.0000000Z"
 
@@ -300,3 +309,36 @@ def test_fifty_megabytes_stream_in_frames_under_four_mebibytes(
     assert count == 50_000
     assert sum(sizes) > 50_000_000
     assert max(sizes) <= 4 * 1024 * 1024
+
+
+def test_client_deadline_is_capped_by_the_server_setting() -> None:
+    executor = ScriptedExecutor(one_row)
+    ctx = SimpleNamespace(executor=executor, settings=SimpleNamespace(query_max_timeout_ms=1000))
+    with serve(WithPrincipal(create_app(ctx))) as target:  # type: ignore[arg-type]
+        frames = call(target, request("print v = 1"), timeout=600)
+    assert payloads(frames)[-1] == "done"
+    assert executor.requests[0].timeout_ms == 1000
+
+
+def test_no_principal_is_unauthenticated() -> None:
+    """Only reachable if the query service's token check were bypassed: refuse anyway."""
+    executor = ScriptedExecutor(one_row)
+    with serve(create_app(SimpleNamespace(executor=executor))) as target:  # type: ignore[arg-type]
+        code, _ = status_of(target, request("print v = 1"))
+    assert code == grpc.StatusCode.UNAUTHENTICATED and executor.requests == []
+
+
+@pytest.mark.parametrize("grpc_target", [snapshots], indirect=True)
+def test_concurrent_calls_on_one_connection_stay_apart(
+    grpc_target: tuple[str, ScriptedExecutor],
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    channel, execute = stub(grpc_target[0])
+    with channel, ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: list(execute(request("q"))), range(8)))
+    assert len({frames[0].request_id for frames in results}) == 8
+    for frames in results:
+        assert len({f.request_id for f in frames}) == 1
+        assert payloads(frames)[-1] == "done"
+        assert table_rows(frames) == [[300]]

@@ -10,8 +10,10 @@ error body of :mod:`bzrk.api.adx.errors`; after it, failures are reported in-ban
 from __future__ import annotations
 
 import logging
+import math
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -21,7 +23,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from bzrk.api.adx.errors import JSON_MEDIA_TYPE, AdxError, RequestContext, error_response
-from bzrk.api.adx.mgmt import CommandContext, run_command
+from bzrk.api.adx.mgmt import CommandContext, find_database, run_command
 from bzrk.api.adx.request import AdxRequest, parse_request
 from bzrk.api.adx.v1 import encode_v1
 from bzrk.api.adx.v2 import encode_v2, encode_v2_fragmented
@@ -36,8 +38,7 @@ log = logging.getLogger("bzrk.api.adx")
 PRINCIPAL_KEY = "bzrk.principal"
 # What "notruncation" lifts the row and byte caps to: far beyond any answer a client can hold.
 NO_TRUNCATION = ResultLimits(max_rows=2**53, max_bytes=2**53)
-
-Encoder = Callable[[AsyncIterator[Event], RequestContext], AsyncIterator[bytes]]
+DEADLINE_GRACE_S = 2.0
 
 
 def _request_context(request: Request) -> RequestContext:
@@ -49,14 +50,40 @@ def _headers(rc: RequestContext) -> dict[str, str]:
     return {"x-ms-client-request-id": rc.client_request_id, "x-ms-activity-id": rc.activity_id}
 
 
-async def _guarded(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
-    """The executor's stream with a crash turned into an ``Error`` event."""
+async def _guarded(
+    events: AsyncIterator[Event], timeout_ms: int | None
+) -> AsyncGenerator[Event, None]:
+    """The executor's stream with a crash, or a run past its deadline, ending in ``Error``.
+
+    The engine enforces the timeout itself; this deadline (a grace later) only guarantees
+    that a client's ``servertimeout`` holds even if the engine does not stop.
+    """
+    deadline = (
+        anyio.current_time() + timeout_ms / 1000 + DEADLINE_GRACE_S
+        if timeout_ms is not None
+        else math.inf
+    )
     try:
-        async for event in events:
+        while True:
+            with anyio.move_on_after(deadline - anyio.current_time()) as scope:
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    return
+            if scope.cancelled_caught:
+                seconds = (timeout_ms or 0) / 1000
+                yield Error(
+                    code="QueryTimeout",
+                    message=f"query exceeded its servertimeout of {seconds:g} s",
+                )
+                return
             yield event
     except Exception:  # a crash must still end the answer well-formed, reported in-band
         log.exception("query execution failed")
         yield Error(code="Internal", message="internal error while running the query")
+    finally:
+        with anyio.CancelScope(shield=True):
+            await events.aclose()  # type: ignore[attr-defined]
 
 
 async def _chain(first: list[Event], rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
@@ -108,35 +135,38 @@ class AdxApp:
     # -- the three endpoints ----------------------------------------------------------------
 
     async def v2_query(self, request: Request) -> Response:
-        return await self._serve(request, version=2, require_db=True)
+        return await self._serve(request, version=2)
 
     async def v1_query(self, request: Request) -> Response:
-        return await self._serve(request, version=1, require_db=True)
+        return await self._serve(request, version=1)
 
     async def v1_mgmt(self, request: Request) -> Response:
-        return await self._serve(request, version=1, require_db=False, mgmt=True)
+        return await self._serve(request, version=1, mgmt=True)
 
-    async def _serve(
-        self, request: Request, *, version: int, require_db: bool, mgmt: bool = False
-    ) -> Response:
+    async def _serve(self, request: Request, *, version: int, mgmt: bool = False) -> Response:
         rc = _request_context(request)
         principal: Principal | None = request.scope.get(PRINCIPAL_KEY)
         try:
             if principal is None:
                 raise AdxError("Unauthenticated", "a bearer token is required")
-            body = await request.body()
-            peek = parse_request(body, require_db=False)
-            if peek.is_command:
-                return await self._command(peek, principal, rc, version=version)
+            adx = parse_request(await request.body())
+            if adx.is_command:
+                return await self._command(adx, principal, rc, version=version)
             if mgmt:
                 raise AdxError(
                     "UnknownCommand",
                     "management endpoint expects a command starting with '.'; "
                     "send queries to /v1/rest/query or /v2/rest/query",
                 )
-            adx = parse_request(body, require_db=require_db)
+            if not adx.db:  # commands may name none (Grafana sends ""), queries must
+                raise AdxError(
+                    "BadRequest", "'db' (the database to query) is required and non-empty"
+                )
         except AdxError as exc:
             return error_response(exc.error, rc)
+        except Exception:  # never a bare 500: the SDKs need the error envelope
+            log.exception("ADX request failed")
+            return error_response(Error(code="Internal", message="internal error"), rc)
         return await self._query(adx, principal, rc, version=version)
 
     async def _command(
@@ -146,11 +176,29 @@ class AdxApp:
         if schema is None:
             raise AdxError("SchemaUnavailable", "schema discovery is not available on this server")
         command = CommandContext(schema=schema, principal=principal, db=adx.db)
-        table = await anyio.to_thread.run_sync(run_command, command, adx.csl)
+        try:
+            table = await anyio.to_thread.run_sync(run_command, command, adx.csl)
+        except AdxError:
+            raise
+        except Exception as exc:
+            log.exception("management command failed")
+            raise AdxError("SchemaUnavailable", f"schema discovery failed: {exc}") from exc
         events = _from_list(table.events())
         encoded = encode_v1(events, rc, command=True) if version == 1 else encode_v2(events, rc)
         body = b"".join([chunk async for chunk in encoded])
         return Response(body, media_type=JSON_MEDIA_TYPE, headers=_headers(rc))
+
+    async def _resolve_database(self, name: str) -> str | None:
+        """The database's canonical name, None when unknown; unchecked without a provider."""
+        schema: SchemaProvider | None = self.ctx.components.get("schema")
+        if schema is None:
+            return name  # the engine reports unknown databases itself
+        try:
+            found = await anyio.to_thread.run_sync(find_database, schema, name)
+        except Exception:  # discovery trouble must not block queries: the engine decides
+            log.warning("database lookup failed; leaving it to the engine", exc_info=True)
+            return name
+        return found.name if found is not None else None
 
     async def _query(
         self, adx: AdxRequest, principal: Principal, rc: RequestContext, *, version: int
@@ -160,22 +208,33 @@ class AdxApp:
             return error_response(
                 Error(code="BackendUnavailable", message="the query engine is not running"), rc
             )
+        database = await self._resolve_database(adx.db)
+        if database is None:
+            return error_response(
+                Error(code="DatabaseNotFound", message=f"database '{adx.db}' not found"), rc
+            )
+        adx = replace(adx, db=database)
         progressive = version == 2 and adx.options.progressive
         fragmented = version == 2 and (progressive or adx.options.fragment_primary_tables)
         query = self.query_request(adx, principal, rc, progressive=progressive)
-        events = _guarded(aiter(executor.execute(query)))
+        events = _guarded(aiter(executor.execute(query)), query.timeout_ms)
         # Hold the status line until the first event that writes rows (or shows progress).
         first: list[Event] = []
-        async for event in events:
-            first.append(event)
-            if isinstance(event, Error):
+        try:
+            async for event in events:
+                first.append(event)
+                if isinstance(event, Error):
+                    await events.aclose()
+                    return error_response(event, rc)
+                if isinstance(event, TableSchema):
+                    continue
+                if isinstance(event, Progress) and not progressive:
+                    continue
+                break
+        except BaseException:  # cancelled while waiting: stop the run too
+            with anyio.CancelScope(shield=True):
                 await events.aclose()
-                return error_response(event, rc)
-            if isinstance(event, TableSchema):
-                continue
-            if isinstance(event, Progress) and not progressive:
-                continue
-            break
+            raise
         stream = _chain(first, events)
         if version == 1:
             body = encode_v1(stream, rc)

@@ -49,8 +49,16 @@ DISPOSITIONS: dict[str, Disposition] = {
     "TypeError": _BAD_REQUEST,
     "UnknownTable": _BAD_REQUEST,
     "UnknownColumn": _BAD_REQUEST,
+    "UnknownName": _BAD_REQUEST,
     "UnknownFunction": _BAD_REQUEST,
+    "WrongArgumentCount": _BAD_REQUEST,
+    "DuplicateName": _BAD_REQUEST,
+    "TypeMismatch": _BAD_REQUEST,
+    "InvalidArgument": _BAD_REQUEST,
     "Unsupported": _BAD_REQUEST,
+    "UnsupportedConstruct": _BAD_REQUEST,
+    "UnsupportedOperator": _BAD_REQUEST,
+    "QueryTooComplex": _BAD_REQUEST,
     "InvalidParameter": _BAD_REQUEST,
     "InvalidTimeRange": _BAD_REQUEST,
     "ExecutionError": _BAD_REQUEST,
@@ -65,6 +73,7 @@ DISPOSITIONS: dict[str, Disposition] = {
     "Unauthenticated": Disposition(401, "Unauthorized", "Authentication is required."),
     "Forbidden": Disposition(403, "Forbidden", "Principal is not authorized for this operation."),
     "DatabaseNotFound": Disposition(404, "DatabaseNotFound", "Database was not found."),
+    "UnknownDatabase": Disposition(404, "DatabaseNotFound", "Database was not found."),
     "NotFound": Disposition(404, "NotFound", "The requested endpoint does not exist."),
     "MethodNotAllowed": Disposition(405, "MethodNotAllowed", "Method is not allowed."),
     "TableNotFound": Disposition(400, "BadRequest_EntityNotFound", "Entity was not found."),
@@ -76,6 +85,8 @@ DISPOSITIONS: dict[str, Disposition] = {
     "Throttled": Disposition(429, "TooManyRequests", "Request was throttled.", permanent=False),
     "QueueFull": Disposition(429, "TooManyRequests", "Request was throttled.", permanent=False),
     "Internal": Disposition(500, "InternalServiceError", "Internal error.", permanent=False),
+    "InternalError": Disposition(500, "InternalServiceError", "Internal error.", permanent=False),
+    "EngineError": Disposition(500, "InternalServiceError", "Internal error.", permanent=False),
     "NotImplemented": Disposition(501, "NotImplemented", "Not implemented.", permanent=False),
     "BackendUnavailable": Disposition(
         503, "ServiceUnavailable", "Service is unavailable.", permanent=False
@@ -152,9 +163,10 @@ def error_body(error: Error, request: RequestContext) -> dict[str, Any]:
     """The body of a failure answered before any frame: problem JSON plus the Kusto object."""
     how = disposition(error.code)
     kusto = kusto_error(error, request)
-    if error.code == "DatabaseNotFound":
+    if how.kusto_code == "DatabaseNotFound":
         # The seed's distinct envelope: the Kusto object with the status repeated.
         kusto["message"] = error.message
+        kusto["code"] = "DatabaseNotFound"
         return {"error": kusto, "status": how.status}
     details: dict[str, Any] = {"message": error.message}
     if error.title:

@@ -120,7 +120,7 @@ def _unquote(name: str) -> str:
 
 
 def _names(group: str | None) -> list[str] | None:
-    if group is None:
+    if not group:
         return None
     return [_unquote(n) for n in re.findall(_NAME, group.strip()[1:-1])]
 
@@ -135,15 +135,23 @@ class CommandContext:
 Handler = Callable[[CommandContext, "re.Match[str]"], CommandTable]
 
 
-def _find_database(ctx: CommandContext, name: str) -> DatabaseInfo:
-    databases = ctx.schema.list_databases()
+def find_database(schema: SchemaProvider, name: str) -> DatabaseInfo | None:
+    """The database called ``name`` (or with that id); case-insensitive as a fallback."""
+    databases = schema.list_databases()
     for db in databases:
         if name in (db.name, db.id):
             return db
     for db in databases:
         if db.name.lower() == name.lower():
             return db
-    raise AdxError("DatabaseNotFound", f"database '{name}' not found")
+    return None
+
+
+def _find_database(ctx: CommandContext, name: str) -> DatabaseInfo:
+    db = find_database(ctx.schema, name)
+    if db is None:
+        raise AdxError("DatabaseNotFound", f"database '{name}' not found")
+    return db
 
 
 def _current_database(ctx: CommandContext, command: str) -> DatabaseInfo:
@@ -218,13 +226,12 @@ def _schema(ctx: CommandContext, databases: list[DatabaseInfo], form: str | None
     if form and form.lower() == "json":
         text = json.dumps(schema_json(ctx, databases), separators=(",", ":"))
         return CommandTable(SCHEMA_JSON_COLUMNS, [[text]])
+    rows: list[list[Any]] = []
     if form and form.lower() == "csl":
-        rows = []
         for db in databases:
             for table in ctx.schema.list_tables(db.name):
                 rows.append([table.name, _csl_schema(table), db.name, "", ""])
         return CommandTable(TABLE_SCHEMA_COLUMNS, rows)
-    rows = []
     for db in databases:
         rows.append([db.name, "", "", "", False, False, "", "v1.0", "", ""])
         for table in ctx.schema.list_tables(db.name):
@@ -302,6 +309,7 @@ COMMANDS: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE | re.DOTALL), handler)
     for pattern, handler in (
         (r"\.show\s+databases", _show_databases),
+        (rf"\.show\s+(?P<names>)?schema(?:\s+as\s+(?P<form>json))?{_WITH}", _show_databases_schema),
         (
             rf"\.show\s+databases(?:\s*(?P<names>{_NAMES}))?\s+schema"
             rf"(?:\s+as\s+(?P<form>json|csl))?{_WITH}",
@@ -335,6 +343,7 @@ def run_command(ctx: CommandContext, csl: str) -> CommandTable:
         "UnknownCommand",
         f"unknown or unsupported management command '{words}'; supported: "
         ".show databases, .show databases schema [as json], .show database X schema [as json], "
+        ".show schema [as json], "
         ".show tables, .show table T schema as json, .show table T cslschema, "
         ".show functions, .show version",
     )

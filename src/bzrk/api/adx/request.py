@@ -175,7 +175,7 @@ def _object(name: str, value: Any) -> dict[str, Any]:
     return value
 
 
-def parse_request(body: bytes, *, require_db: bool) -> AdxRequest:
+def parse_request(body: bytes, *, require_db: bool = False) -> AdxRequest:
     """Validate a request body; raises :class:`AdxError` naming what is wrong."""
     if len(body) > MAX_BODY_BYTES:
         raise AdxError("PayloadTooLarge", f"request body exceeds {MAX_BODY_BYTES} bytes")

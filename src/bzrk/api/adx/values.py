@@ -7,12 +7,15 @@ turned into JSON text by :class:`RowEncoder`, built once per table.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from bzrk.engine.events import TICKS_PER_SECOND, Column
@@ -33,13 +36,21 @@ def encode_datetime(ticks: int | None) -> str | None:
     if ticks is None:
         return None
     seconds, fraction = divmod(int(ticks), TICKS_PER_SECOND)
-    try:
-        text = (_EPOCH + timedelta(seconds=seconds)).isoformat()
-    except OverflowError:
+    text = _second_text(seconds)
+    if text is None:
         return None  # outside 0001-9999: no ISO form exists, so it reads as missing
     if fraction:
         return f"{text}.{fraction:07d}".rstrip("0") + "Z"
     return text + "Z"
+
+
+@lru_cache(maxsize=8192)
+def _second_text(seconds: int) -> str | None:
+    # Result rows cluster in time: the same second recurs, so its text is cached.
+    try:
+        return (_EPOCH + timedelta(seconds=seconds)).isoformat()
+    except OverflowError:
+        return None
 
 
 def encode_timespan(ticks: int | None) -> str | None:
@@ -74,11 +85,51 @@ def encode_real(value: float | None) -> float | str | None:
     return value
 
 
-def encode_integer(value: Any) -> int | None:
-    # Grafana parses int/long strictly: a float like 3.0 would fail there.
-    if value is None or type(value) is int:
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Two's-complement reinterpretation: a UInt64 hash keeps its identity as a long."""
+    half = 1 << (bits - 1)
+    return ((value + half) % (1 << bits)) - half
+
+
+def encode_long(value: Any) -> int | None:
+    # Grafana parses long strictly (3.0 fails) and the Python SDK's streaming parser stops at
+    # integers outside int64, so values are integral and in range.
+    if value is None:
+        return None
+    if type(value) is not int:
+        value = int(value)
+    if _INT64_MIN <= value <= _INT64_MAX:
         return value
-    return int(value)
+    return _wrap(value, 64)
+
+
+def encode_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int:
+        value = int(value)
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return value
+    return _wrap(value, 32)
+
+
+def _int64_safe(value: Any) -> Any:
+    """A dynamic value whose integers fit int64 (larger ones become reals, as in Kusto)."""
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _int64_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_int64_safe(v) for v in value]
+    return value
+
+
+# 19+ digits may be an integer beyond int64; only then is the chunk walked (rare, cheap test).
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 def encode_bool(value: Any) -> bool | None:
@@ -117,8 +168,8 @@ class KustoType:
 # Change together with bzrk.engine.events.KQL_TYPE_NAMES.
 TYPES: dict[str, KustoType] = {
     "bool": KustoType("bool", "SByte", "System.SByte", encode_bool),
-    "int": KustoType("int", "Int32", "System.Int32", encode_integer),
-    "long": KustoType("long", "Int64", "System.Int64", encode_integer),
+    "int": KustoType("int", "Int32", "System.Int32", encode_int),
+    "long": KustoType("long", "Int64", "System.Int64", encode_long),
     "real": KustoType("real", "Double", "System.Double", encode_real),
     "decimal": KustoType("decimal", "Decimal", "System.Data.SqlTypes.SqlDecimal", encode_decimal),
     "string": KustoType("string", "String", "System.String", encode_string),
@@ -160,7 +211,28 @@ def _finite(value: Any) -> Any:
     return value
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+def _json_default(value: Any) -> Any:
+    """Objects outside the event contract still get a faithful text form, never a crash."""
+    if isinstance(value, Decimal):
+        return encode_decimal(value)
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.isoformat() + "Z"
+    if isinstance(value, timedelta):
+        return encode_timespan(
+            (value.days * 86_400 + value.seconds) * TICKS_PER_SECOND + value.microseconds * 10
+        )
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_json_default
+).encode
 
 
 def dumps(value: Any) -> str:
@@ -171,21 +243,54 @@ def dumps(value: Any) -> str:
         return _dumps(_finite(value))
 
 
+def _lenient(encoder: Callable[[Any], Any], value: Any) -> Any:
+    try:
+        return encoder(value)
+    except (TypeError, ValueError, ArithmeticError):
+        return value  # serialized by _json_default
+
+
 class RowEncoder:
     """Turns rows of one table into JSON array text, one encoder per column."""
 
     def __init__(self, columns: Sequence[Column]) -> None:
         self._encoders = [kusto_type(c.type).encode for c in columns]
+        self._dynamic = any(kusto_type(c.type).column_type == "dynamic" for c in columns)
         self._plain = all(e is None for e in self._encoders)
 
     def cells(self, row: Sequence[Any]) -> list[Any]:
         if self._plain:
             return list(row)
-        return [v if e is None else e(v) for e, v in zip(self._encoders, row, strict=False)]
+        return [
+            v if e is None else _lenient(e, v) for e, v in zip(self._encoders, row, strict=False)
+        ]
 
     def encode(self, row: Sequence[Any]) -> str:
-        return dumps(self.cells(row))
+        cells = self.cells(row)
+        return dumps(_int64_safe(cells) if self._dynamic else cells)
 
     def encode_many(self, rows: Iterable[Sequence[Any]]) -> str:
         """Rows joined by commas (no brackets), so callers can stream a ``Rows`` array."""
-        return ",".join(self.encode(row) for row in rows)
+        rows = list(rows)
+        if not rows:
+            return ""
+        if self._plain:
+            cells: list[Any] = rows
+        else:
+            # Column-wise: one C-level map per column beats a Python call per cell and branch.
+            columns: list[Any] = list(zip(*rows, strict=False))
+            try:
+                for i, encoder in enumerate(self._encoders):
+                    if encoder is not None and i < len(columns):
+                        columns[i] = list(map(encoder, columns[i]))
+            except (TypeError, ValueError, ArithmeticError):
+                # A value off the event contract (say a datetime object): the slow, lenient path.
+                return ",".join(self.encode(row) for row in rows)
+            cells = list(zip(*columns, strict=False))
+        try:
+            text = _dumps(cells)[1:-1]  # one C-encoder pass for the whole chunk
+        except (ValueError, TypeError):
+            text = ",".join(dumps(row) for row in cells)
+        if self._dynamic and _LONG_DIGITS.search(text):
+            return ",".join(dumps(_int64_safe(row)) for row in cells)
+        return text

@@ -27,7 +27,7 @@ from bzrk.engine import events as ev
 # grpcio and grpc-js refuse received messages over 4 MiB by default; stay a little under.
 MAX_FRAME_BYTES = 4 * 1024 * 1024 - 4096
 
-COLUMN_TYPES: dict[str, int] = {
+COLUMN_TYPES: dict[str, pb.ColumnType] = {
     "bool": pb.COLUMN_TYPE_BOOL,
     "int": pb.COLUMN_TYPE_INT,
     "long": pb.COLUMN_TYPE_LONG,

@@ -152,6 +152,16 @@ class _Responder:
         await self._send({"type": "http.response.trailers", "headers": status_headers})
 
 
+async def send_status(scope: Scope, send: Send, status: int, message: str = "") -> None:
+    """Answer a gRPC call with no messages, just a status (e.g. UNAUTHENTICATED).
+
+    Sent as response headers followed by trailers: grpcio and grpc-js report
+    ``UNKNOWN: Stream removed`` for a status in headers followed by an empty DATA frame (what
+    an ASGI start + empty body produces), so the status must travel in real trailers.
+    """
+    await _Responder(scope, send).finish(Status(status), message)
+
+
 async def _read_request(receive: Receive, limit: int) -> tuple[bytes | None, bool]:
     """The whole request body, or (None, True) if the client went away first."""
     chunks: list[bytes] = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
@@ -48,7 +49,10 @@ INTERNAL_ONLY_FIELDS = (
     "ingest_time_range_end_nanos",
 )
 # Batches with more rows than this are encoded in a worker thread, keeping the loop responsive.
+# The pool is our own: the default executor also runs the engine's blocking ClickHouse calls,
+# and frames must not wait behind long queries.
 _THREAD_ENCODE_ROWS = 256
+_ENCODE_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="grpc-encode")
 
 
 def _rfc3339_from_nanos(nanos: int) -> str:
@@ -58,10 +62,16 @@ def _rfc3339_from_nanos(nanos: int) -> str:
 
 
 def build_request(
-    request: pb.ExecuteQueryRequest, principal: Principal | None, context: CallContext
+    request: pb.ExecuteQueryRequest,
+    principal: Principal | None,
+    context: CallContext,
+    max_timeout_ms: int | None = None,
 ) -> QueryRequest:
     """Validate a decoded request and turn it into the engine's :class:`QueryRequest`."""
-    internal = principal is not None and principal.kind == INTERNAL_KIND
+    if principal is None:
+        # The query service verifies the internal token first; never run a query without it.
+        raise GrpcError(Status.UNAUTHENTICATED, "internal token required")
+    internal = principal.kind == INTERNAL_KIND
     set_internal = [name for name in INTERNAL_ONLY_FIELDS if request.HasField(name)]
     if set_internal and not internal:
         raise GrpcError(
@@ -81,6 +91,7 @@ def build_request(
         )
     since, until = request.since or None, request.until or None
     ingest_since, ingest_until = request.ingest_since or None, request.ingest_until or None
+    # sint64 nanoseconds span 1677-2262: always a valid datetime.
     if request.HasField("time_range_start_nanos"):
         since = _rfc3339_from_nanos(request.time_range_start_nanos)
     if request.HasField("time_range_end_nanos"):
@@ -90,6 +101,10 @@ def build_request(
     if request.HasField("ingest_time_range_end_nanos"):
         ingest_until = _rfc3339_from_nanos(request.ingest_time_range_end_nanos)
     remaining = context.time_remaining()
+    timeout_ms = None if remaining is None else max(1, int(remaining * 1000))
+    if timeout_ms is not None and max_timeout_ms is not None:
+        # A client deadline past the server's cap is not an error: the cap applies.
+        timeout_ms = min(timeout_ms, max_timeout_ms)
     request_id = context.extras.get("request_id", "")
     return QueryRequest(
         query=request.query,
@@ -99,9 +114,9 @@ def build_request(
         timezone=request.timezone or "UTC",
         ingest_since=ingest_since,
         ingest_until=ingest_until,
-        timeout_ms=None if remaining is None else max(1, int(remaining * 1000)),
+        timeout_ms=timeout_ms,
         bypass_cache=request.bypass_map_reduce_state_cache,
-        principal=principal.subject if principal is not None else "",
+        principal=principal.subject,
         surface="grpc",
         client_request_id=context.metadata.get("x-bzrk-client-request-id") or request_id,
     )
@@ -110,8 +125,11 @@ def build_request(
 class QueryServicer:
     """``ExecuteQuery``: one request in, the encoded result stream out."""
 
-    def __init__(self, executor: Callable[[], QueryExecutor | None]) -> None:
+    def __init__(
+        self, executor: Callable[[], QueryExecutor | None], max_timeout_ms: int | None = None
+    ) -> None:
         self._executor = executor
+        self._max_timeout_ms = max_timeout_ms
 
     async def execute_query(self, data: bytes, context: CallContext) -> AsyncIterator[bytes]:
         try:
@@ -120,7 +138,9 @@ class QueryServicer:
             raise GrpcError(Status.INVALID_ARGUMENT, f"undecodable request: {exc}") from None
         request_id = str(uuid.uuid4())
         context.extras["request_id"] = request_id
-        query_request = build_request(request, context.scope.get(PRINCIPAL_KEY), context)
+        query_request = build_request(
+            request, context.scope.get(PRINCIPAL_KEY), context, self._max_timeout_ms
+        )
         executor = self._executor()
         if executor is None:
             raise GrpcError(Status.UNAVAILABLE, "this process does not run the query engine")
@@ -132,7 +152,10 @@ class QueryServicer:
                     raise GrpcError(Status.RESOURCE_EXHAUSTED, event.message or "query queue full")
                 if isinstance(event, ev.RowBatch) and len(event.rows) > _THREAD_ENCODE_ROWS:
                     frames = encoder.encode(event)
-                    while (frame := await asyncio.to_thread(next, frames, None)) is not None:
+                    loop = asyncio.get_running_loop()
+                    while (
+                        frame := await loop.run_in_executor(_ENCODE_POOL, next, frames, None)
+                    ) is not None:
                         yield frame
                 else:
                     for frame in encoder.encode(event):
@@ -147,5 +170,6 @@ class QueryServicer:
 
 
 def create_app(ctx: AppContext) -> ASGIApp:
-    servicer = QueryServicer(lambda: ctx.executor)
+    settings = getattr(ctx, "settings", None)
+    servicer = QueryServicer(lambda: ctx.executor, getattr(settings, "query_max_timeout_ms", None))
     return GrpcAsgiApp({EXECUTE_QUERY: servicer.execute_query})

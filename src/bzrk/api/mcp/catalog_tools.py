@@ -17,9 +17,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bzrk.api.mcp.timewords import TimeWordError, to_ticks
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.request import DatabaseInfo, FieldInfo, SchemaProvider, TableInfo
+from bzrk.engine.timewindow import TimeExpressionError, now_ticks, parse_instant
 from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import MetaStore
 
@@ -74,8 +74,10 @@ async def _blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
     except LookupError as exc:
         raise ToolError(str(exc).strip("'\"") or "not found", code="NotFound") from None
     except Exception as exc:
-        if type(exc).__name__ in ("NotFound", "UnknownDatabase", "UnknownTable"):
-            raise ToolError(str(exc), code="NotFound") from None
+        # Domain errors of the metadata store and the storage catalogue read well as they are.
+        if type(exc).__name__ in ("NotFound", "StorageError", "InvalidName", "SchemaError"):
+            code = "NotFound" if type(exc).__name__ == "NotFound" else type(exc).__name__
+            raise ToolError(str(exc), code=code) from None
         log.exception("schema provider failed")
         raise ToolError(f"schema lookup failed: {exc}", code="Internal") from None
 
@@ -187,10 +189,11 @@ LIST_TABLES = Tool(
 
 async def discover_fields(call: ToolCall) -> ToolOutcome:
     args = call.arguments
+    now = now_ticks()
     try:
-        since_ticks = to_ticks(args.get("since") or "1h ago")
-        until_ticks = to_ticks(args["until"]) if args.get("until") else None
-    except TimeWordError as exc:
+        since_ticks = parse_instant(args.get("since") or "1h ago", now_ticks=now)
+        until_ticks = parse_instant(args["until"], now_ticks=now) if args.get("until") else None
+    except TimeExpressionError as exc:
         raise ToolError(str(exc), code="InvalidTime") from None
     limit = args.get("limit", 200)
     fields: list[FieldInfo] = await _blocking(
@@ -360,9 +363,9 @@ GET_RUN = Tool(
             "status": {"type": "string"},
             "started_at": {"type": ["string", "null"]},
             "finished_at": {"type": ["string", "null"]},
-            "progress": {},
-            "result": {},
-            "error": {},
+            "progress": {"type": ["object", "null"]},
+            "result": {"type": ["object", "array", "null"]},
+            "error": {"type": ["object", "string", "null"]},
             "notes": {"type": "array", "items": {"type": "string"}},
         },
         ("run_id", "query", "database", "status", "started_at"),

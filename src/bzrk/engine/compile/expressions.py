@@ -152,6 +152,17 @@ class ExprCompiler:
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")
         if index.type == "string":
+            key = node.index.value if isinstance(node.index, K.Literal) else None
+            if isinstance(key, str) and "." in key.strip("."):
+                # Bags keep OTel's dotted keys ("service.name") as nested paths (ClickHouse JSON
+                # splits them), so a dotted key is read flat first, then as that nested path.
+                parts = [p for p in key.split(".") if p]
+                path = ", ".join("{" + str(i + 2) + "}" for i in range(len(parts)))
+                template = (
+                    "coalesce(nullIf(JSONExtractRaw({0}, {1}), ''), "
+                    f"nullIf(JSONExtractRaw({{0}}, {path}), ''))"
+                )
+                return Typed(T(template, base.sql, index.sql, *(lit(p) for p in parts)), "dynamic")
             return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, index.sql), "dynamic")
         if index.type == "dynamic":
             index = from_dynamic(index.sql, "long")
@@ -282,8 +293,12 @@ class ExprCompiler:
             expr = T("endsWith({0}, {1})", x, y)
         elif base in ("has", "has_cs"):
             if literal_needle is not None and _ALNUM.match(literal_needle):
-                fname = "hasTokenCaseInsensitive" if base == "has" else "hasToken"
-                expr = T(fname + "({0}, {1})", x, y)
+                # Case-insensitive `has` reads as hasToken over lower(): the form bzrk tables
+                # index (a text index on lower(body)), so the index answers it.
+                template = (
+                    "hasToken(lower({0}), lower({1}))" if base == "has" else "hasToken({0}, {1})"
+                )
+                expr = T(template, x, y)
             else:
                 flags = "(?i)" if base == "has" else ""
                 expr = T(

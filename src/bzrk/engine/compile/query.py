@@ -95,6 +95,10 @@ class QueryCompiler:
             "$inline": self._inline_scalar_function,
         }
         self._scope_stack: list[dict[str, Any]] = []
+        # Per-compilation state: fork branches waiting to become result tables, and names
+        # given with `as`. Instance attributes: a class-level list would leak between queries.
+        self._pending_forks: list[CompiledTable] = []
+        self._result_names: dict[str, str] = {}
         # Set while compiling an mv-apply subquery: operators then work per source row.
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
@@ -120,9 +124,6 @@ class QueryCompiler:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
         return result
-
-    _pending_forks: list[CompiledTable] = []
-    _result_names: dict[str, str] = {}
 
     def _table_name(self, relation: Relation, index: int) -> str:
         named = self._result_names.get(relation.name)

@@ -4,6 +4,7 @@
 //
 // usage: node client.mjs '{"target": "127.0.0.1:9510", "protoDir": "...", "query": "...",
 //   "database": "default", "token": "...", "prefix": "/api/grpc", "cancelAfter": 3,
+//   "cancelAfterMs": 2000,
 //   "timeoutMs": 60000, "extra": {...}}'
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -42,6 +43,7 @@ call.on("data", (frame) => {
   else frames.push({ payload: frame.payload });
   if (args.cancelAfter && frames.length === args.cancelAfter) call.cancel();
 });
+if (args.cancelAfterMs) setTimeout(() => call.cancel(), args.cancelAfterMs);
 call.on("error", () => {}); // the status event below carries it
 call.on("status", (status) => {
   if (finished) return;

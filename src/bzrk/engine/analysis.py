@@ -1,0 +1,150 @@
+"""What the query service needs to know about a parsed query before running it.
+
+Whether each result is already limited (``take``, ``summarize``, …) decides the implicit
+``take 2000``; a bare table becomes ``tail 2000`` (newest rows); whether a scan is bounded in
+time decides ``MissingTimeFilter``; whether the last pipeline may be extended decides the
+``take 1`` that an existence ``stop_when`` injects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bzrk.kql import syntax as K
+
+TIME_COLUMNS = frozenset({"timestamp", "ingest_time"})
+
+# Operators after which the number of result rows no longer grows with the data scanned.
+_LIMITING = (
+    K.Take,
+    K.Tail,
+    K.Top,
+    K.TopNested,
+    K.TopHitters,
+    K.Summarize,
+    K.Count,
+    K.MakeSeries,
+    K.Sample,
+    K.SampleDistinct,
+    K.GetSchema,
+    K.FieldStats,
+    K.OtelLogStats,
+)
+# Operators that aggregate: an existence stop_when must not cut their input to one row.
+_AGGREGATING = (
+    K.Summarize,
+    K.Count,
+    K.MakeSeries,
+    K.TopNested,
+    K.TopHitters,
+    K.Distinct,
+    K.FieldStats,
+    K.OtelLogStats,
+)
+# Pipelines ending in these cannot legally take another operator.
+_NOT_EXTENDABLE = (K.Render, K.OtelLogStats, K.Fork, K.Facet)
+
+
+@dataclass(frozen=True, slots=True)
+class StatementShape:
+    limited: bool  # some operator already bounds the row count
+    bare_table: bool  # just a table name, no operators
+    aggregating: bool
+    extendable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QueryShape:
+    statements: tuple[StatementShape, ...]
+    has_time_bound: bool  # a where on timestamp/ingest_time somewhere in the query
+    trailing_semicolon: bool
+    # Ticks of `summarize … by bin(timestamp, <span>)` in the last statement, if any.
+    time_bin: int | None = None
+
+    @property
+    def last(self) -> StatementShape | None:
+        return self.statements[-1] if self.statements else None
+
+
+def _result_statements(query: K.Query) -> list[K.ExprStatement]:
+    return [s for s in query.statements if isinstance(s, K.ExprStatement)]
+
+
+def _statement_shape(statement: K.ExprStatement) -> StatementShape:
+    expr = statement.expr
+    if isinstance(expr, K.Paren):
+        expr = expr.expr
+    if isinstance(expr, K.NameRef):
+        return StatementShape(limited=False, bare_table=True, aggregating=False, extendable=True)
+    if not isinstance(expr, K.Pipeline):
+        return StatementShape(limited=True, bare_table=False, aggregating=False, extendable=False)
+    operators = expr.operators
+    source = expr.source
+    source_limited = isinstance(
+        source, K.Print | K.DataTable | K.Range | K.FieldStats | K.OtelLogStats
+    )
+    limited = source_limited or any(isinstance(op, _LIMITING) for op in operators)
+    aggregating = any(isinstance(op, _AGGREGATING) for op in operators) or isinstance(
+        source, K.FieldStats | K.OtelLogStats
+    )
+    extendable = not (operators and isinstance(operators[-1], _NOT_EXTENDABLE)) and not isinstance(
+        source, K.OtelLogStats
+    )
+    bare = not operators and isinstance(source, K.NameRef)
+    return StatementShape(limited, bare, aggregating, extendable)
+
+
+def _mentions_time_column(node: K.Node) -> bool:
+    return any(isinstance(child, K.NameRef) and child.name in TIME_COLUMNS for child in node.walk())
+
+
+def _has_time_bound(query: K.Query) -> bool:
+    return any(isinstance(node, K.Where) and _bounds_time(node.predicate) for node in query.walk())
+
+
+def _bounds_time(predicate: K.Expr) -> bool:
+    if isinstance(predicate, K.Paren):
+        return _bounds_time(predicate.expr)
+    if isinstance(predicate, K.Binary):
+        if predicate.op == "and":
+            return _bounds_time(predicate.left) or _bounds_time(predicate.right)
+        if predicate.op in (">", ">=", "<", "<=", "=="):
+            return _mentions_time_column(predicate.left) or _mentions_time_column(predicate.right)
+    if isinstance(predicate, K.Between) and not predicate.negated:
+        return _mentions_time_column(predicate.value)
+    return False
+
+
+def _time_bin(statement: K.ExprStatement | None) -> int | None:
+    """The bin span of ``summarize … by bin(timestamp, <timespan literal>)`` in a statement."""
+    if statement is None or not isinstance(statement.expr, K.Pipeline):
+        return None
+    for op in statement.expr.operators:
+        if not isinstance(op, K.Summarize):
+            continue
+        for item in op.by:
+            call = item.expr
+            if (
+                isinstance(call, K.Call)
+                and call.name in ("bin", "floor")
+                and len(call.args) == 2
+                and isinstance(call.args[0], K.NameRef)
+                and call.args[0].name == "timestamp"
+                and isinstance(call.args[1], K.Literal)
+                and call.args[1].type == "timespan"
+                and isinstance(call.args[1].value, int)
+                and call.args[1].value > 0
+            ):
+                return int(call.args[1].value)
+    return None
+
+
+def analyze_shape(query: K.Query, text: str) -> QueryShape:
+    results = _result_statements(query)
+    statements = tuple(_statement_shape(s) for s in results)
+    return QueryShape(
+        statements,
+        _has_time_bound(query),
+        text.rstrip().endswith(";"),
+        _time_bin(results[-1] if results else None),
+    )

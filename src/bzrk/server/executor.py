@@ -1,0 +1,26 @@
+"""Builds the query service of one process from its context (backend, catalogue, runs, limits)."""
+
+from __future__ import annotations
+
+from bzrk.engine.admission import Admission
+from bzrk.engine.request import QueryExecutor
+from bzrk.engine.service import QueryService, ServiceLimits
+from bzrk.meta.runs import RunStore
+from bzrk.server.context import AppContext
+from bzrk.storage.catalog import catalog_for
+
+
+def create_executor(ctx: AppContext) -> QueryExecutor:
+    settings = ctx.settings
+    assert ctx.backend is not None, "the query service needs an engine backend"
+    return QueryService(
+        ctx.backend,
+        catalog=catalog_for(ctx),
+        admission=Admission(settings.query_max_concurrent, settings.query_queue_size),
+        runs=RunStore(ctx.meta),
+        limits=ServiceLimits(
+            max_timeout_ms=settings.query_max_timeout_ms,
+            max_memory_bytes=settings.query_max_memory_bytes,
+            max_result_rows=settings.query_max_result_rows,
+        ),
+    )

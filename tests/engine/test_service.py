@@ -1,0 +1,367 @@
+"""The query service on real chDB data: windows, snapshots, stop conditions, budgets, runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bzrk.engine.events import Done, Error, Metadata, Progress, RowBatch, TableSchema
+from bzrk.engine.request import QueryRequest
+from bzrk.engine.service import QueryService
+from bzrk.engine.timewindow import now_ticks
+from bzrk.meta.runs import RunStore
+from bzrk.meta.store import MetaStore
+from bzrk.storage.catalog import StorageCatalog
+from bzrk.storage.naming import TableNaming
+from bzrk.storage.writer import write_rows
+
+SERVICES = ("checkout", "cart", "payment", "search")
+HOUR_NS = 3600 * 10**9
+ROWS = 24_000  # over three days ending now: ~333 rows an hour
+
+
+def _rows(now_ns: int) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(ROWS):
+        ts = now_ns - int((i + 0.5) * (70 * HOUR_NS) / ROWS)  # inside "3d ago" for a while
+        service = SERVICES[i % len(SERVICES)]
+        severity = "ERROR" if i % 10 == 0 else "INFO"
+        rows.append(
+            {
+                "timestamp": ts,
+                "ingest_time": ts,
+                "observed_time": ts,
+                "body": f"request {i} handled by {service}",
+                "severity_text": severity,
+                "severity_number": 17 if severity == "ERROR" else 9,
+                "resource": json.dumps({"service.name": service}),
+                "attributes": json.dumps({"i": i}),
+                "scope": "{}",
+            }
+        )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def env(chdb_backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    meta = MetaStore.for_data_dir(tmp_path_factory.mktemp("meta"))
+    meta.migrate()
+    catalog = StorageCatalog(chdb_backend, meta, TableNaming(prefix=f"t{uuid.uuid4().hex[:8]}_"))
+    catalog.sync()
+    write_rows(chdb_backend, catalog.qualified_name("default", "default"), _rows(now_ticks() * 100))
+    runs = RunStore(meta)
+    yield {
+        "service": QueryService(chdb_backend, catalog=catalog, runs=runs),
+        "runs": runs,
+        "catalog": catalog,
+    }
+    for db in meta.list_databases():
+        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{catalog.naming.database(db.name)}` SYNC")
+    meta.close()
+
+
+def run(service: QueryService, **kwargs: Any) -> list[Any]:
+    async def collect() -> list[Any]:
+        return [
+            event async for event in service.execute(QueryRequest(database="default", **kwargs))
+        ]
+
+    return asyncio.run(collect())
+
+
+def snapshots(events: list[Any]) -> list[list[list[Any]]]:
+    """Rows of the primary table per snapshot, in order."""
+    result: list[list[list[Any]]] = []
+    current: dict[str, list[list[Any]]] = {}
+    for event in events:
+        if isinstance(event, RowBatch):
+            current.setdefault(event.iteration_id, []).extend(event.rows)
+        elif isinstance(event, Metadata):
+            result.append(current.pop(event.iteration_id, []))
+    return result
+
+
+def done(events: list[Any]) -> Done:
+    last = events[-1]
+    assert isinstance(last, Done), last
+    return last
+
+
+def test_summarize_over_days_streams_growing_snapshots(env: dict[str, Any]) -> None:
+    query = "default | summarize n = count() by bin(timestamp, 1h)"
+    events = run(env["service"], query=query, since="3d ago")
+    shots = snapshots(events)
+    assert len(shots) >= 3
+    totals = [sum(row[1] for row in shot) for shot in shots]
+    assert totals == sorted(totals)
+    assert totals[-1] == ROWS
+    one_shot = snapshots(run(env["service"], query=query, since="3d ago", progressive=False))
+    assert len(one_shot) == 1
+    assert sorted(shots[-1]) == sorted(one_shot[0])
+    final = done(events)
+    assert final.status == "complete" and final.coverage == 1.0 and final.run_id
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert progress and progress[-1].rows_processed >= ROWS
+    assert [p.coverage for p in progress] == sorted(p.coverage for p in progress)
+    assert isinstance(events[0], TableSchema)
+
+
+def test_threshold_stop_when_cancels_at_a_complete_snapshot(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"],
+        query="default | where severity_text == 'ERROR' | summarize n = count()",
+        since="7d ago",
+        stop_when="n >= 50",
+    )
+    final = done(events)
+    assert final.status == "stopped_early"
+    assert 0 < final.coverage < 1
+    assert snapshots(events)[-1][0][0] >= 50
+
+
+def test_existence_stop_when_takes_one_row(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"],
+        query="default | where severity_text == 'ERROR'",
+        since="7d ago",
+        stop_when="rows >= 1",
+    )
+    assert len(snapshots(events)[-1]) == 1
+    assert done(events).status == "stopped_early"
+
+
+def test_sorted_column_predicate(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"],
+        query="default | summarize n = count() by service = tostring(resource.service.name) | sort by n desc",
+        since="6h ago",
+        stop_when="n > 40",
+    )
+    assert done(events).status == "stopped_early"
+
+
+def test_equality_predicates_never_cancel(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | summarize n = count()", since="3d ago", stop_when="n == 5"
+    )
+    assert done(events).status == "complete"
+    assert snapshots(events)[-1] == [[ROWS]]
+
+
+def test_invalid_stop_when_is_an_error(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | count", since="1h ago", stop_when="n >= lots")
+    assert isinstance(events[-1], Error) and events[-1].code == "InvalidStopWhen"
+
+
+def test_timeout_returns_soft_budget_with_coverage(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | summarize count()", since="3d ago", timeout_ms=1)
+    final = done(events)
+    assert final.status == "soft_budget"
+    assert final.coverage < 1.0
+    assert len(snapshots(events)) >= 1  # an honest (possibly empty) snapshot, not a failed call
+
+
+def test_timeout_above_the_cap_is_an_error(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="print 1", timeout_ms=10_000_000)
+    assert isinstance(events[-1], Error) and events[-1].code == "InvalidArgument"
+
+
+def test_table_scan_without_a_bound_is_missing_time_filter(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | count")
+    assert isinstance(events[-1], Error) and events[-1].code == "MissingTimeFilter"
+    bounded = run(env["service"], query="default | where timestamp > ago(2h) | count")
+    assert done(bounded).status == "complete"
+
+
+def test_request_window_and_query_bounds_intersect(env: dict[str, Any]) -> None:
+    narrow = snapshots(
+        run(env["service"], query="default | where timestamp > ago(3d) | count", since="1h ago")
+    )
+    assert 0 < narrow[-1][0][0] < ROWS / 24
+
+
+def test_bare_table_is_tail_2000_with_a_warning(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default", since="3d ago", progressive=False)
+    rows = snapshots(events)[-1]
+    assert len(rows) == 2000
+    meta = [e for e in events if isinstance(e, Metadata)][-1]
+    assert [w.kind for w in meta.warnings] == ["ResultTruncated"]
+    schema = next(e for e in events if isinstance(e, TableSchema))
+    ts = [c.name for c in schema.columns].index("timestamp")
+    stamps = [row[ts] for row in rows]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+def test_runs_are_recorded(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="print x = 42", principal="sp:test", surface="mcp")
+    run_id = done(events).run_id
+    assert run_id is not None
+    record = env["runs"].get(run_id)
+    assert record.status == "complete" and record.surface == "mcp" and record.principal == "sp:test"
+    assert record.result is not None and record.result["rows"] == [[42]]
+
+
+def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> None:
+        stream = env["service"].execute(
+            QueryRequest(
+                query="range x from 1 to 20000000000 step 1 | summarize sum(x)", database="default"
+            )
+        )
+        first = await stream.__anext__()
+        assert isinstance(first, TableSchema)
+        task = asyncio.ensure_future(stream.__anext__())
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await stream.aclose()
+
+    asyncio.run(scenario())
+    time.sleep(1)
+    running = chdb_backend.query_arrow(
+        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%' AND query NOT LIKE '%system.processes%'"
+    )
+    assert running.to_pylist() == [{"n": 0}]
+
+
+def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | where severity_text == 'ERROR' | count", since="2h ago"
+    )
+    final = [e for e in events if isinstance(e, Progress)][-1]
+    assert final.chunks_total > 0
+    assert (
+        final.chunks_scanned
+        + final.chunks_skipped_range
+        + final.chunks_skipped_bloom
+        + final.chunks_skipped_shard
+        == final.chunks_total
+    )
+    assert final.chunks_skipped_range > 0  # a two-hour window of three days skips by range
+
+
+def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:
+    async def collect() -> list[Any]:
+        request = QueryRequest(query="print 1", database="nope")
+        return [event async for event in env["service"].execute(request)]
+
+    events = asyncio.run(collect())
+    assert isinstance(events[-1], Error) and events[-1].code == "DatabaseNotFound"
+    assert "'nope'" in events[-1].message
+
+
+def test_fork_results_do_not_leak_into_later_queries(env: dict[str, Any]) -> None:
+    forked = run(env["service"], query="range x from 1 to 3 step 1 | fork (count) (take 1)")
+    assert len([e for e in forked if isinstance(e, TableSchema)]) == 2
+    after = run(env["service"], query="print v = 1")
+    assert [e.table for e in after if isinstance(e, TableSchema)] == ["PrimaryResult"]
+
+
+def test_query_parameters_bind_declared_names(env: dict[str, Any]) -> None:
+    text = "declare query_parameters(n:long = 3, who:string, d:dynamic); print n, who, d"
+    events = run(env["service"], query=text, parameters={"who": "it's me", "d": "dynamic([1, 2])"})
+    assert snapshots(events)[-1] == [[3, "it's me", [1, 2]]]
+    events = run(env["service"], query=text, parameters={"n": "42", "who": "x", "d": "dynamic({})"})
+    assert snapshots(events)[-1] == [[42, "x", {}]]
+    missing = run(env["service"], query=text, parameters={"n": 1})
+    assert isinstance(missing[-1], Error) and "'who'" in missing[-1].message
+    injected = run(
+        env["service"], query=text, parameters={"who": "x", "d": "dynamic([1]); print 666"}
+    )
+    assert isinstance(injected[-1], Error) and injected[-1].code == "InvalidArgument"
+
+
+def test_requested_row_limit_caps_results(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+
+    events = run(
+        env["service"], query="range x from 1 to 100 step 1", limits=ResultLimits(max_rows=10)
+    )
+    assert len(snapshots(events)[-1]) == 10
+    meta = [e for e in events if isinstance(e, Metadata)][-1]
+    assert [w.kind for w in meta.warnings] == ["ResultTruncated"]
+
+
+def test_bin_progress_for_summarize_by_bin(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | summarize count() by bin(timestamp, 1h)", since="2d ago"
+    )
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert all(p.bin_progress is not None for p in progress)
+    first, last = progress[0].bin_progress, progress[-1].bin_progress
+    assert first is not None and last is not None
+    assert last.bin_span == 3600 * 10**9
+    assert last.overall_total in (48, 49) and len(last.completion_percentages) == last.overall_total
+    assert set(last.completion_percentages) == {100}
+    assert first.overall_done < last.overall_done
+    assert first.completion_percentages[-1] > 0  # newest bins complete first
+
+
+def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | take 3", since="1h ago")
+    schema = next(e for e in events if isinstance(e, TableSchema))
+    assert "$raw" not in [c.name for c in schema.columns] and "body" in [
+        c.name for c in schema.columns
+    ]
+    named = run(env["service"], query="default | take 1 | project $raw", since="1h ago")
+    assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == [
+        "$raw"
+    ]
+
+
+def test_large_results_stream_in_bounded_batches(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+    from bzrk.engine.service import ROWS_PER_BATCH
+
+    events = run(
+        env["service"],
+        query="range x from 1 to 300000 step 1 | extend s = strcat('row-', x)",
+        limits=ResultLimits(max_rows=1_000_000),
+    )
+    batches = [e for e in events if isinstance(e, RowBatch)]
+    assert len(batches) >= 300000 // ROWS_PER_BATCH
+    assert all(len(b.rows) <= ROWS_PER_BATCH for b in batches)
+    assert [b.iteration_complete for b in batches].count(True) == 1 and batches[
+        -1
+    ].iteration_complete
+    assert sum(len(b.rows) for b in batches) == 300000
+    assert batches[0].rows[0] == [1, "row-1"]
+    record = env["runs"].get(done(events).run_id)
+    assert record.result["row_count"] == 300000 and len(record.result["rows"]) == 1000
+
+
+def test_closing_a_streamed_result_early_stops_the_query(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> int:
+        stream = env["service"].execute(
+            QueryRequest(
+                query="range x from 1 to 100000000000 step 1", database="default", limits=_big()
+            )
+        )
+        seen = 0
+        async for event in stream:
+            if isinstance(event, RowBatch):
+                seen += len(event.rows)
+                if seen >= 20000:
+                    break
+        await stream.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) >= 20000
+    time.sleep(1)
+    running = chdb_backend.query_arrow(
+        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%' AND query NOT LIKE '%system.processes%'"
+    )
+    assert running.to_pylist() == [{"n": 0}]
+
+
+def _big() -> Any:
+    from bzrk.engine.request import ResultLimits
+
+    return ResultLimits(max_rows=10**12)

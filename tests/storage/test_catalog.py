@@ -1,0 +1,140 @@
+"""The catalogue: databases and tables in metadata and ClickHouse, resolution, field discovery."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from bzrk.meta.store import Conflict, NotFound
+from bzrk.storage.catalog import StorageCatalog
+from bzrk.storage.naming import InvalidName
+from bzrk.storage.schema import SchemaError
+from bzrk.storage.writer import write_rows
+
+
+def _ch_tables(catalog: StorageCatalog, database: str) -> list[str]:
+    name = catalog.naming.database(database).replace("'", "")
+    rows = catalog.backend.query_arrow(
+        f"SELECT name FROM system.tables WHERE database = '{name}' ORDER BY name"
+    ).to_pylist()
+    return [r["name"] for r in rows]
+
+
+def test_default_table_exists_after_sync(catalog: StorageCatalog) -> None:
+    [db] = catalog.list_databases()
+    assert (db.name, db.tables) == ("default", ("default",))
+    assert _ch_tables(catalog, "default") == ["default"]
+    [table] = catalog.list_tables("default")
+    columns = dict(table.columns)
+    assert columns["timestamp"] == "datetime" and columns["duration"] == "timespan"
+    assert columns["attributes"] == "dynamic" and columns["$raw"] == "dynamic"
+    assert columns["severity_number"] == "int" and columns["value"] == "real"
+
+
+def test_create_list_drop(catalog: StorageCatalog) -> None:
+    catalog.create_database("team-a")
+    info = catalog.create_table(
+        "team-a",
+        "logs",
+        retention_days=7,
+        shard_fields={"resource.service.name": 10, "trace_id": 2},
+    )
+    assert (info.database, info.name, info.retention_days) == ("team-a", "logs", 7)
+    assert _ch_tables(catalog, "team-a") == ["logs"]
+    ddl = (
+        catalog.backend.query_arrow(f"SHOW CREATE TABLE {catalog.qualified_name('team-a', 'logs')}")
+        .column(0)[0]
+        .as_py()
+    )
+    assert "toIntervalDay(7)" in ddl and "PARTITION BY toDate(timestamp)" in ddl
+    assert "ORDER BY (resource.`service.name`, timestamp)" in ddl
+    assert [t.name for t in catalog.list_tables("team-a")] == ["logs"]
+    with pytest.raises(Conflict):
+        catalog.create_table("team-a", "logs")
+    catalog.set_retention("team-a", "logs", 30)
+    assert catalog.list_tables("team-a")[0].retention_days == 30
+    ddl = (
+        catalog.backend.query_arrow(f"SHOW CREATE TABLE {catalog.qualified_name('team-a', 'logs')}")
+        .column(0)[0]
+        .as_py()
+    )
+    assert "toIntervalDay(30)" in ddl
+    catalog.drop_table("team-a", "logs")
+    assert _ch_tables(catalog, "team-a") == []
+    with pytest.raises(NotFound):
+        catalog.resolve("team-a", "logs")
+    catalog.drop_database("team-a")
+    assert [d.name for d in catalog.list_databases()] == ["default"]
+
+
+@pytest.mark.parametrize("name", ["", "1abc", "a b", "x`y", "a;DROP", "é", "a" * 64])
+def test_bad_names_create_nothing(catalog: StorageCatalog, name: str) -> None:
+    with pytest.raises(InvalidName):
+        catalog.create_table("default", name)
+    with pytest.raises(InvalidName):
+        catalog.create_database(name)
+    assert [t.name for t in catalog.list_tables("default")] == ["default"]
+
+
+def test_bad_layouts_and_protected_objects(catalog: StorageCatalog) -> None:
+    with pytest.raises(SchemaError):
+        catalog.create_table("default", "t1", shard_fields={"no_such_column": 1})
+    with pytest.raises(SchemaError):
+        catalog.create_table("default", "t2", retention_days=0)
+    with pytest.raises(SchemaError):
+        catalog.drop_table("default", "default")
+    with pytest.raises(SchemaError):
+        catalog.drop_database("default")
+    assert [t.name for t in catalog.list_tables("default")] == ["default"]
+
+
+def test_resolve_by_name_and_id(catalog: StorageCatalog) -> None:
+    [table] = catalog.list_tables("default")
+    [db] = catalog.list_databases()
+    by_name = catalog.resolve("default", "default")
+    assert catalog.resolve(db.id, table.id) == by_name
+    assert by_name.qualified_name == f"`{catalog.naming.prefix}default`.`default`"
+    assert (by_name.ch_database, by_name.ch_table) == (f"{catalog.naming.prefix}default", "default")
+    assert by_name.columns[0] == ("timestamp", "datetime")
+    assert by_name.columns[-1] == ("$raw", "dynamic")
+
+
+def test_discover_fields(catalog: StorageCatalog) -> None:
+    now = time.time_ns()
+    rows = [
+        {
+            "timestamp": now - i * 10**9,
+            "ingest_time": now,
+            "body": f"line {i}",
+            "severity_text": "INFO",
+            "resource": json.dumps({"service.name": "api"} if i < 30 else {"host.name": "h"}),
+            "attributes": json.dumps(
+                {"http.route": f"/r{i % 3}", "status": 200 + i % 2}
+                if i % 2
+                else {"http.route": "/r0", "mixed": "x" if i % 4 else 1}
+            ),
+        }
+        for i in range(40)
+    ]
+    write_rows(catalog.backend, catalog.qualified_name("default", "default"), rows)
+    fields = {f.path: f for f in catalog.discover_fields("default", "default")}
+    assert fields["body"].type == "string" and fields["body"].frequency == 1.0
+    route = fields["attributes.http.route"]
+    assert (route.type, route.frequency, route.cardinality) == ("string", 1.0, 3)
+    assert set(route.samples) <= {"/r0", "/r1", "/r2"} and route.samples
+    assert fields["attributes.status"].type == "long"
+    assert fields["attributes.status"].frequency == 0.5
+    assert fields["attributes.mixed"].type == "dynamic"
+    assert fields["resource.service.name"].samples == ("api",)
+    assert fields["resource.service.name"].frequency == 0.75  # absent, not "", in 10 rows
+    assert "span_name" not in fields and "metric_name" not in fields
+    only = catalog.discover_fields("default", "default", name_filter="ROUTE")
+    assert [f.path for f in only] == ["attributes.http.route"]
+    recent = catalog.discover_fields(
+        "default", "default", since_ticks=(now - 5 * 10**9) // 100, name_filter="body"
+    )
+    assert recent[0].cardinality == 6  # rows 0..5 (>= since, inclusive)
+    with pytest.raises(NotFound):
+        catalog.discover_fields("default", "nope")
