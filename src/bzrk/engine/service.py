@@ -431,7 +431,7 @@ class QueryService(QueryExecutor):
             query_id = f"{run_id.replace('-', '')}{index}"
             coverage = _coverage(window, full)
             # The last (whole-window) run of a query without a deadline streams block by block:
-            # memory stays at one block however large the result (a deadline could tear it).
+            # rows go out while ClickHouse still reads (a deadline could tear such a snapshot).
             streaming = index == len(windows) - 1 and deadline is None and self._streams
             streamed = _Streamed(coverage)
             try:

@@ -225,7 +225,6 @@ def test_fork_streams_one_table_per_branch(engine_route: Route) -> None:
     assert len(table_rows(frames, "TopTwo")) == 2
 
 
-@pytest.mark.xfail(reason=ENGINE_FORK_NAMES, strict=False)
 def test_no_table_leaks_into_the_next_query(engine_route: Route) -> None:
     engine_route.call(request("range x from 1 to 3 step 1 | fork (count) (take 1)"))
     frames = engine_route.call(request("print v = 1"))
