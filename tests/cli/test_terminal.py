@@ -122,11 +122,16 @@ def test_interactive_search_table_and_progress(
     assert normalized == snapshot.read_text()
 
 
+@pytest.mark.parametrize("how", ["CLAUDECODE", "GEMINI_CLI", "--agent"])
 def test_agent_mode_in_a_terminal_prints_tsv(
-    connected: Run, cli_home: CliHome, server: dict[str, Any]
+    connected: Run, cli_home: CliHome, server: dict[str, Any], how: str
 ) -> None:
-    env = terminal_env(cli_home, server, LANG="C.UTF-8", CLAUDECODE="1")
-    screen = run_in_tmux(cli_home, env, "search", QUERY, "--since", "24h ago", "--no-stream")
+    extra = {} if how.startswith("--") else {how: "1"}
+    env = terminal_env(cli_home, server, LANG="C.UTF-8", **extra)
+    flags = [how] if how.startswith("--") else []
+    screen = run_in_tmux(
+        cli_home, env, "search", QUERY, "--since", "24h ago", "--no-stream", *flags
+    )
     assert "EXIT=0" in screen, screen
     assert "━" not in screen and "─" not in screen  # no bar, no borders, no trees
     assert re.search(r'^\d+\s+\{"source":"demo","tags":\["a","b"\]\}$', screen, re.M), screen
