@@ -6,7 +6,12 @@ STAMP := $(VENV)/.installed
 DATA_DIR ?= $(CURDIR)/.bzrk-data
 PYTEST_ARGS ?=
 
-.PHONY: install dev test test-slow lint format typecheck bench bench-quick conformance proto mcp-conformance clean
+UI_WEB := src/bzrk/ui/web
+UI_STAMP := $(UI_WEB)/node_modules/.package-lock.json
+UI_BUILT := src/bzrk/ui/static/index.html
+UI_SOURCES := $(shell find $(UI_WEB)/src $(UI_WEB)/scripts -type f 2>/dev/null) $(UI_WEB)/index.html $(UI_WEB)/vite.config.ts $(UI_WEB)/tsconfig.json
+
+.PHONY: install ui dev test test-slow lint format typecheck bench bench-quick conformance proto mcp-conformance clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +21,20 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## install: create .venv and install bzrk with its development dependencies (nothing else)
-install: $(STAMP)
+## install: create .venv, install bzrk with its development dependencies, build the web UI
+install: $(STAMP) ui
+
+# npm ci only when node_modules is missing or older than the lockfile (npm writes
+# node_modules/.package-lock.json on every install).
+$(UI_STAMP): $(UI_WEB)/package-lock.json $(UI_WEB)/package.json
+	cd $(UI_WEB) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(UI_STAMP)
+
+$(UI_BUILT): $(UI_STAMP) $(UI_SOURCES)
+	cd $(UI_WEB) && npm run --silent build
+
+## ui: build the web UI (TypeScript + Vite) into src/bzrk/ui/static (needs Node.js 20+ and npm)
+ui: $(UI_BUILT)
 
 ## dev: start the whole system on 127.0.0.1 with demo data
 dev: install
@@ -64,4 +81,5 @@ mcp-conformance: install
 	PYTHON=$(CURDIR)/$(BIN)/python scripts/mcp_conformance.sh
 
 clean:
+	rm -rf $(UI_WEB)/node_modules src/bzrk/ui/static
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build dist src/*.egg-info

@@ -57,6 +57,24 @@ echo
   "$ROOT/scripts/mcp_conformance_expected.json" --json "$OUT/summary.json" | tee "$OUT/summary.txt"
 GATE=${PIPESTATUS[0]}
 
+# The same protocol layer with the suite's reference tools (test-only fixture app): the checks
+# that need those tools, and everything else, must pass there too.
+PYTHONPATH="$ROOT/src:$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m tests.api.mcp.conformance_fixture \
+  --ready-file "$WORK/fixture.json" >"$WORK/fixture.log" 2>&1 &
+FIXTURE_PID=$!
+for _ in $(seq 60); do [ -s "$WORK/fixture.json" ] && break; sleep 0.5; done
+FIXTURE_URL=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['url'])" "$WORK/fixture.json")
+set +e
+conformance server --url "$FIXTURE_URL" --requirements 2026-07-28 -o "$OUT/fixture-results" \
+  --timeout 10000 >"$OUT/fixture-conformance.log" 2>&1
+set -e
+kill "$FIXTURE_PID" 2>/dev/null || true
+echo; echo "fixture app (bzrk's protocol layer + the suite's reference tools):"
+"$PYTHON" "$ROOT/scripts/mcp_conformance_summary.py" "$OUT/fixture-results" \
+  "$ROOT/scripts/mcp_conformance_fixture_expected.json" --json "$OUT/fixture-summary.json" \
+  | tee "$OUT/fixture-summary.txt" | grep -v "^      expected"
+[ "${PIPESTATUS[0]}" = 0 ] || GATE=1
+
 # The Inspector with its own bearer header: straight at the gateway when it routes /mcp.
 if [ "$UPSTREAM" = "$GATEWAY/mcp" ]; then INSPECT="$GATEWAY/mcp"; else INSPECT="$URL"; fi
 inspect() {
@@ -78,6 +96,6 @@ for call in "list_databases" "list_tables database=default" "get_docs topic=stop
   rc=$?
   set -e
   echo "  tools/call $tool: exit $rc ($(head -c 160 "$OUT/inspector-$tool.json" | tr '\n' ' '))"
-  if [ "$tool" != query ] && [ "$rc" != 0 ]; then GATE=1; fi
+  if [ "$rc" != 0 ]; then GATE=1; fi
 done
 exit "$GATE"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -13,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from bzrk.demo import SERVICE_NAMES, DemoBatch, generate, incident_window, iter_log_requests
+from bzrk.testing import SRC_DIR
 
 NS = 1_000_000_000
 HOUR = 3600 * NS
@@ -133,6 +137,8 @@ def test_log_bodies_are_templated_with_variable_parts(demo: Decoded) -> None:
     assert len(set(bodies)) > 0.6 * len(bodies)
     assert any("\n\tat com.shop." in b for b in bodies), "stack traces"
     assert any("HTTP/1.1" in b for b in bodies), "access logs"
+    assert any("SQL: 'UPDATE payments" in b for b in bodies), "slow-query lines"
+    assert any("FROM users WHERE email" in b for b in bodies), "SQL debug lines"
     deadlocks = [b for b in bodies if "Deadlock" in b]
     assert 1 <= len(deadlocks) <= 10
     with_route = [r for _, r in demo.logs if "http.route" in _attrs(r.attributes)]
@@ -155,12 +161,13 @@ def test_logs_inside_spans_share_their_ids(demo: Decoded) -> None:
     assert uncorrelated and all(not r.span_id for r in uncorrelated)
 
 
-def test_parent_child_consistency(demo: Decoded) -> None:
-    spans = {(s.trace_id, s.span_id): s for _, s in demo.spans}
-    assert len(spans) == len(demo.spans), "span ids are unique"
-    roots = collections.Counter()
-    kinds = collections.Counter()
-    for _, span in demo.spans:
+def _check_span_trees(rows: list[tuple[dict[str, object], Span]]) -> None:
+    """Unique ids, one root per trace, parents in the same trace, children inside parents."""
+    spans = {(s.trace_id, s.span_id): s for _, s in rows}
+    assert len(spans) == len(rows), "span ids are unique"
+    roots: collections.Counter[bytes] = collections.Counter()
+    kinds: collections.Counter[str] = collections.Counter()
+    for _, span in rows:
         kinds[Span.SpanKind.Name(span.kind)] += 1
         assert len(span.trace_id) == 16 and len(span.span_id) == 8
         assert span.start_time_unix_nano <= span.end_time_unix_nano
@@ -175,19 +182,17 @@ def test_parent_child_consistency(demo: Decoded) -> None:
         assert parent.start_time_unix_nano <= span.start_time_unix_nano
         assert span.end_time_unix_nano <= parent.end_time_unix_nano
     assert set(roots.values()) == {1}
-    assert len(roots) == len({s.trace_id for _, s in demo.spans})
-    for kind in (
-        "SPAN_KIND_SERVER",
-        "SPAN_KIND_CLIENT",
-        "SPAN_KIND_INTERNAL",
-        "SPAN_KIND_PRODUCER",
-        "SPAN_KIND_CONSUMER",
-    ):
-        assert kinds[kind] > 0, kind
+    assert len(roots) == len({s.trace_id for _, s in rows})
+    for kind in ("SERVER", "CLIENT", "INTERNAL", "PRODUCER", "CONSUMER"):
+        assert kinds["SPAN_KIND_" + kind] > 0, kind
     services_per_trace = collections.defaultdict(set)
-    for res, span in demo.spans:
+    for res, span in rows:
         services_per_trace[span.trace_id].add(res["service.name"])
     assert max(len(s) for s in services_per_trace.values()) >= 6
+
+
+def test_parent_child_consistency(demo: Decoded) -> None:
+    _check_span_trees(demo.spans)
 
 
 def test_error_spans_have_status_and_exception_events(demo: Decoded) -> None:
@@ -369,3 +374,58 @@ def test_fast_log_path_keeps_traces_and_the_incident() -> None:
     assert 1 <= sum("Deadlock" in r.body.string_value for _, r in logs) <= 10
     bodies = [r.body.string_value for _, r in logs]
     assert len(set(bodies)) > 0.6 * len(bodies)
+
+
+def test_fast_path_with_spans_joins_logs_to_spans() -> None:
+    start, end = END - 24 * HOUR, END
+    logs, spans = [], []
+    for batch in iter_log_requests(start, end, SEED, records=15_000, spans=True):
+        request = batch.decode()
+        assert request.SerializeToString() == batch.payload
+        if batch.signal == "logs":
+            logs += [
+                r for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records
+            ]  # type: ignore[union-attr]
+        else:
+            assert batch.signal == "traces"
+            for rs in request.resource_spans:  # type: ignore[union-attr]
+                res = _attrs(rs.resource.attributes)
+                spans += [(res, s) for ss in rs.scope_spans for s in ss.spans]
+    assert len(logs) == 15_000
+    assert len(spans) > len(logs)
+    _check_span_trees(spans)
+    by_id = {(s.trace_id, s.span_id): s for _, s in spans}
+    correlated = [r for r in logs if r.trace_id]
+    assert len(correlated) > 0.5 * len(logs)
+    for record in correlated:
+        span = by_id[(record.trace_id, record.span_id)]
+        assert span.start_time_unix_nano <= record.time_unix_nano <= span.end_time_unix_nano
+    for _, span in spans:
+        assert start <= span.start_time_unix_nano <= span.end_time_unix_nano < end
+        for event in span.events:
+            assert span.start_time_unix_nano <= event.time_unix_nano <= span.end_time_unix_nano
+    # Replayed traces get fresh identities: user ids in span attributes vary like in logs.
+    users = {_attrs(s.attributes).get("enduser.id") for _, s in spans if not s.parent_span_id}
+    assert len(users) > 0.5 * sum(1 for _, s in spans if not s.parent_span_id)
+
+
+def test_same_bytes_across_processes_with_other_hash_seeds() -> None:
+    # The loader resumes an interrupted load in a new process by regenerating the same requests.
+    script = (
+        "import hashlib\n"
+        "from bzrk.demo import generate, iter_log_requests\n"
+        f"END = {END}\n"
+        "h = hashlib.sha256()\n"
+        f"for b in generate(END - {HOUR}, END, 9): h.update(b.payload)\n"
+        f"for b in iter_log_requests(END - {HOUR}, END, 9, records=3000, spans=True): h.update(b.payload)\n"
+        "print(h.hexdigest())\n"
+    )
+    digests = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(SRC_DIR)}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1

@@ -41,7 +41,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from bzrk.demo import generate
-from bzrk.demo.loader import MARKER, load_demo_once
+from bzrk.demo.loader import DEMO_METRIC_INTERVAL_S, DEMO_SCALE, MARKER, load_demo_once
 from bzrk.server.bootstrap import Credentials
 from bzrk.server.settings import Settings
 
@@ -62,6 +62,7 @@ class Receiver:
     fail_after: int | None = None
     records: dict[str, int] = field(default_factory=lambda: {"logs": 0, "traces": 0, "metrics": 0})
     accepted: int = 0
+    admitted: int = 0
     seen: list[tuple[float, int]] = field(default_factory=list)
     max_in_flight: int = 0
     _in_flight: int = 0
@@ -79,8 +80,10 @@ class Receiver:
         if self.always is not None:
             self.seen.append((time.monotonic(), self.always))
             return Response(status_code=self.always)
-        if self.fail_after is not None and self.accepted >= self.fail_after:
-            return Response("enough", status_code=400)
+        if self.fail_after is not None:
+            if self.admitted >= self.fail_after:
+                return Response("enough", status_code=400)
+            self.admitted += 1
         if request.headers.get("authorization") != f"Bearer {TOKEN}":
             return Response("bad token", status_code=401)
         assert request.headers["content-type"] == "application/x-protobuf"
@@ -163,7 +166,9 @@ def _expected_counts(hours: float) -> tuple[int, dict[str, int]]:
     end = time.time_ns()
     counts = {"logs": 0, "traces": 0, "metrics": 0}
     batches = 0
-    for batch in generate(end - int(hours * 3600e9), end, 3):
+    for batch in generate(
+        end - int(hours * 3600e9), end, 3, DEMO_SCALE, metric_interval_s=DEMO_METRIC_INTERVAL_S
+    ):
         counts[batch.signal] += batch.records
         batches += 1
     return batches, counts
@@ -235,22 +240,29 @@ def test_an_interrupted_load_resumes_where_it_stopped(tmp_path: Path) -> None:
     _load(first, tmp_path, hours=4.0)
     assert not (tmp_path / MARKER).exists()
     progress = json.loads((tmp_path / PROGRESS).read_text())
-    assert 1 <= progress["acked"] <= 5
+    assert 0 <= progress["acked"] <= 5  # requests finish out of order: the prefix may be short
     second = Receiver()
     _load(second, tmp_path, hours=4.0)
     assert (tmp_path / MARKER).exists() and not (tmp_path / PROGRESS).exists()
 
     expected = {"logs": 0, "traces": 0, "metrics": 0}
-    batches = list(generate(progress["start_ns"], progress["end_ns"], 3))
+    batches = list(
+        generate(
+            progress["start_ns"],
+            progress["end_ns"],
+            3,
+            progress["scale"],
+            metric_interval_s=progress["metric_interval_s"],
+        )
+    )
     for batch in batches:
         expected[batch.signal] += batch.records
     # Everything arrived; only requests acknowledged beyond the saved prefix came twice.
     assert second.accepted == len(batches) - progress["acked"]
     duplicated = first.accepted - progress["acked"]
-    assert 0 <= duplicated <= 4
+    assert 0 <= duplicated <= 5
     for signal, count in expected.items():
         assert count <= first.records[signal] + second.records[signal]
-    assert (
-        sum(first.records.values()) + sum(second.records.values())
-        <= sum(expected.values()) + duplicated * 2000
-    )
+    assert sum(first.records.values()) + sum(second.records.values()) <= sum(
+        expected.values()
+    ) + duplicated * max(b.records for b in batches)

@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 286,
-    "docs-tables.jsonl": 242,
-    "loco.jsonl": 394,
+    "docs-emulator.jsonl": 484,
+    "docs-tables.jsonl": 423,
+    "loco.jsonl": 433,
 }
 
 

@@ -157,3 +157,23 @@ def test_unsupported_construct_is_located(chdb_backend) -> None:  # type: ignore
         execute_text(chdb_backend, text)
     span = info.value.span
     assert text[span.start : span.end].startswith("no_such_function")
+
+
+def test_template_lambdas_never_capture_user_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Builders use lambdas such as `x -> ...`; a user column named x must stay the user's.
+    _, rows = one(
+        chdb_backend,
+        "print x = dynamic([-1, 2]), i = 5 | project a = series_abs(x), s = array_sum(x), i",
+    )
+    assert rows == [[[1, 2], 1.0, 5]]
+
+
+def test_dotted_bag_keys_read_flat_or_nested(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.oneshot import execute_text
+
+    result = execute_text(
+        chdb_backend,
+        'print r = dynamic({"service": {"name": "checkout"}, "a.b": 1}) '
+        '| project s = tostring(r["service.name"]), ab = toint(r["a.b"]), m = tostring(r.service.name)',
+    )
+    assert result.tables[0].rows == [["checkout", 1, "checkout"]]

@@ -262,3 +262,106 @@ def test_fork_results_do_not_leak_into_later_queries(env: dict[str, Any]) -> Non
     assert len([e for e in forked if isinstance(e, TableSchema)]) == 2
     after = run(env["service"], query="print v = 1")
     assert [e.table for e in after if isinstance(e, TableSchema)] == ["PrimaryResult"]
+
+
+def test_query_parameters_bind_declared_names(env: dict[str, Any]) -> None:
+    text = "declare query_parameters(n:long = 3, who:string, d:dynamic); print n, who, d"
+    events = run(env["service"], query=text, parameters={"who": "it's me", "d": "dynamic([1, 2])"})
+    assert snapshots(events)[-1] == [[3, "it's me", [1, 2]]]
+    events = run(env["service"], query=text, parameters={"n": "42", "who": "x", "d": "dynamic({})"})
+    assert snapshots(events)[-1] == [[42, "x", {}]]
+    missing = run(env["service"], query=text, parameters={"n": 1})
+    assert isinstance(missing[-1], Error) and "'who'" in missing[-1].message
+    injected = run(
+        env["service"], query=text, parameters={"who": "x", "d": "dynamic([1]); print 666"}
+    )
+    assert isinstance(injected[-1], Error) and injected[-1].code == "InvalidArgument"
+
+
+def test_requested_row_limit_caps_results(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+
+    events = run(
+        env["service"], query="range x from 1 to 100 step 1", limits=ResultLimits(max_rows=10)
+    )
+    assert len(snapshots(events)[-1]) == 10
+    meta = [e for e in events if isinstance(e, Metadata)][-1]
+    assert [w.kind for w in meta.warnings] == ["ResultTruncated"]
+
+
+def test_bin_progress_for_summarize_by_bin(env: dict[str, Any]) -> None:
+    events = run(
+        env["service"], query="default | summarize count() by bin(timestamp, 1h)", since="2d ago"
+    )
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert all(p.bin_progress is not None for p in progress)
+    first, last = progress[0].bin_progress, progress[-1].bin_progress
+    assert first is not None and last is not None
+    assert last.bin_span == 3600 * 10**9
+    assert last.overall_total in (48, 49) and len(last.completion_percentages) == last.overall_total
+    assert set(last.completion_percentages) == {100}
+    assert first.overall_done < last.overall_done
+    assert first.completion_percentages[-1] > 0  # newest bins complete first
+
+
+def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | take 3", since="1h ago")
+    schema = next(e for e in events if isinstance(e, TableSchema))
+    assert "$raw" not in [c.name for c in schema.columns] and "body" in [
+        c.name for c in schema.columns
+    ]
+    named = run(env["service"], query="default | take 1 | project $raw", since="1h ago")
+    assert [c.name for c in next(e for e in named if isinstance(e, TableSchema)).columns] == [
+        "$raw"
+    ]
+
+
+def test_large_results_stream_in_bounded_batches(env: dict[str, Any]) -> None:
+    from bzrk.engine.request import ResultLimits
+    from bzrk.engine.service import ROWS_PER_BATCH
+
+    events = run(
+        env["service"],
+        query="range x from 1 to 300000 step 1 | extend s = strcat('row-', x)",
+        limits=ResultLimits(max_rows=1_000_000),
+    )
+    batches = [e for e in events if isinstance(e, RowBatch)]
+    assert len(batches) >= 300000 // ROWS_PER_BATCH
+    assert all(len(b.rows) <= ROWS_PER_BATCH for b in batches)
+    assert [b.iteration_complete for b in batches].count(True) == 1 and batches[
+        -1
+    ].iteration_complete
+    assert sum(len(b.rows) for b in batches) == 300000
+    assert batches[0].rows[0] == [1, "row-1"]
+    record = env["runs"].get(done(events).run_id)
+    assert record.result["row_count"] == 300000 and len(record.result["rows"]) == 1000
+
+
+def test_closing_a_streamed_result_early_stops_the_query(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> int:
+        stream = env["service"].execute(
+            QueryRequest(
+                query="range x from 1 to 100000000000 step 1", database="default", limits=_big()
+            )
+        )
+        seen = 0
+        async for event in stream:
+            if isinstance(event, RowBatch):
+                seen += len(event.rows)
+                if seen >= 20000:
+                    break
+        await stream.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) >= 20000
+    time.sleep(1)
+    running = chdb_backend.query_arrow(
+        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%' AND query NOT LIKE '%system.processes%'"
+    )
+    assert running.to_pylist() == [{"n": 0}]
+
+
+def _big() -> Any:
+    from bzrk.engine.request import ResultLimits
+
+    return ResultLimits(max_rows=10**12)

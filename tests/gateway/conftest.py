@@ -35,6 +35,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process tests hash with argon2id at its cheapest (the parameters travel in each
+    hash, so verification is cheap too); real servers under test keep the real cost."""
+    from argon2 import PasswordHasher
+
+    from bzrk.auth import passwords
+
+    monkeypatch.setattr(
+        passwords, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    )
+
+
 class ServerThread:
     """An ASGI app served by Hypercorn on 127.0.0.1 in a thread of its own (own event loop)."""
 
@@ -154,6 +167,14 @@ class Env:
     @property
     def base(self) -> str:
         return self.ctx.public_url
+
+    @property
+    def state(self) -> Any:
+        """The gateway's shared state (clock, limiter), under any middleware around it."""
+        app: Any = self.app
+        while not hasattr(app, "state"):
+            app = app.app
+        return app.state
 
 
 def make_ctx(data_dir: Path, gateway_url: str) -> AppContext:

@@ -150,7 +150,7 @@ async def test_expired_service_principal_token(env: Env) -> None:
         assert (
             await c.post("/v2/rest/query", json=QUERY, headers=bearer(issued["token"]))
         ).status_code == 200
-        env.app.state.clock = lambda: time.time() + 2 * 86400
+        env.state.clock = lambda: time.time() + 2 * 86400
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(issued["token"]))
     assert_refused(r, 401, issued["token"])
 
@@ -175,7 +175,7 @@ async def test_expired_cli_access_token(env: Env) -> None:
         tokens = await device_login(c, await login(c, "admin", env.creds.admin_password))
         ok = await c.post("/v2/rest/query", json=QUERY, headers=bearer(tokens["access_token"]))
         assert ok.status_code == 200 and ok.json()["principal"]["subject"] == "admin"
-        env.app.state.clock = lambda: time.time() + env.ctx.settings.cli_access_token_ttl_s + 5
+        env.state.clock = lambda: time.time() + env.ctx.settings.cli_access_token_ttl_s + 5
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(tokens["access_token"]))
     assert_refused(r, 401, tokens["access_token"])
 
@@ -358,6 +358,7 @@ async def test_client_identity_headers_are_stripped(env: Env) -> None:
     assert "root" not in json.dumps(seen)
 
 
+@pytest.mark.e2e
 async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # type: ignore[no-untyped-def]
     creds = dev_server.credentials
     key = Ed25519PrivateKey.generate()
@@ -384,6 +385,34 @@ async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # 
         # Control: a genuine one gets through the check (whatever the surface answers next).
         good = real_keys.sign(admin, audience="query")
         assert (await c.post("/v2/rest/query", json=QUERY, headers=bearer(good))).status_code != 401
+
+
+@pytest.mark.e2e
+def test_forged_internal_tokens_on_the_query_port_over_grpc(dev_server) -> None:  # type: ignore[no-untyped-def]
+    """The same with a real grpcio client over HTTP/2: UNAUTHENTICATED, not a broken stream."""
+    from urllib.parse import urlsplit
+
+    import grpc
+
+    from tests.api.grpc.helpers import request, stub
+
+    real_keys = InternalKeys.load_or_create(dev_server.data_dir)
+    expired = real_keys.sign(
+        Principal("admin", ("admin",)), audience="query", now=time.time() - 600
+    )
+    channel, call = stub(urlsplit(dev_server.credentials["query"]).netloc)
+    with channel:
+        for token in ("forged", expired, dev_server.credentials["token"]):
+            with pytest.raises(grpc.RpcError) as refused:
+                list(
+                    call(
+                        request("print 1"),
+                        metadata=[("authorization", f"Bearer {token}")],
+                        timeout=30,
+                    )
+                )
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert token not in (refused.value.details() or "")
 
 
 # -- OAuth authorization code + PKCE -------------------------------------------------------
@@ -514,6 +543,30 @@ async def test_registration_refuses_unsafe_redirect_uris(env: Env) -> None:
         for uri in ("http://evil.example/cb", "javascript:alert(1)", "https://x.example/cb#frag"):
             r = await c.post("/oauth/register", json={"redirect_uris": [uri]})
             assert r.status_code == 400 and r.json()["error"] == "invalid_redirect_uri", uri
+
+
+async def test_metadata_document_urls_must_be_public_https(env: Env) -> None:
+    """Outside dev mode the gateway fetches no caller-chosen http or internal URL."""
+    from bzrk.gateway.app import create_app
+    from bzrk.gateway.config import GatewayConfig
+
+    strict = create_app(env.ctx, GatewayConfig())
+    async with client(strict) as c:
+        session = await login(c, "admin", env.creds.admin_password)
+        _, challenge = pkce_pair()
+        for url in (f"{env.ctx.addresses['ui']}/client.json", "https://169.254.169.254/latest/x"):
+            r = await c.get(
+                "/oauth/authorize",
+                params={
+                    "response_type": "code",
+                    "client_id": url,
+                    "redirect_uri": REDIRECT_URI,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                },
+                headers=session.headers,
+            )
+            assert r.status_code == 400 and "location" not in r.headers, url
 
 
 # -- device flow ---------------------------------------------------------------------------
@@ -672,10 +725,40 @@ async def test_internal_routes_are_not_reachable(env: Env) -> None:
             ("GET", "/v1/rest/auth/metadata"),
             ("POST", "/v1/rest/other"),
             ("GET", "/admin/v1/tables"),
-            ("GET", "/api/v1/runs"),
+            ("GET", "/api/v1/not-a-route"),
             ("POST", "/v2/rest/mgmt"),
             ("GET", "/mcp/anything"),
         ]:
             r = await c.request(method, path, headers=h)
             assert r.status_code == 404, (method, path, r.status_code)
             assert "principal" not in r.text
+
+
+async def test_no_secret_reaches_the_logs(env: Env, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    async with client(env.app) as c:
+        session = await login(c, "admin", env.creds.admin_password)
+        cli = await device_login(c, session)
+        _, oauth_tokens = await oauth_login(c, session, env.base)
+        forged = "bzrk_sp_" + "Q" * 42
+        for token in (forged, cli["access_token"] + "x", oauth_tokens["access_token"]):
+            await c.post("/v2/rest/query", json=QUERY, headers=bearer(token))
+        await c.post("/auth/login", json={"username": "admin", "password": "hunter2-wrong"})
+        reuse = {"grant_type": "refresh_token", "client_id": "bzrk-cli"}
+        await c.post("/oauth/token", data={**reuse, "refresh_token": cli["refresh_token"]})
+        await c.post("/oauth/token", data={**reuse, "refresh_token": cli["refresh_token"]})
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "refused token" in text  # the refusals were logged ...
+    secrets = [
+        env.creds.admin_password,
+        "hunter2-wrong",
+        session.cookie,
+        session.csrf,
+        forged,
+        cli["access_token"],
+        cli["refresh_token"],
+        oauth_tokens["access_token"],
+        oauth_tokens["refresh_token"],
+    ]
+    for secret in secrets:  # ... without the secrets
+        assert secret not in text and secret[:16] not in text

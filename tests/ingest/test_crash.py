@@ -105,7 +105,7 @@ def test_kill_9_loses_no_acknowledged_record(tmp_path: Path) -> None:
     threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
     for thread in threads:
         thread.start()
-    time.sleep(random.uniform(2.0, 5.0))
+    time.sleep(random.uniform(3.0, 8.0))
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     stop.set()

@@ -109,6 +109,91 @@ def _loki_push(creds: dict) -> None:
     assert response.status_code == 204, response.text
 
 
+def _kql(creds: dict, query: str) -> list[dict]:
+    """Rows of ``query`` through the gateway and the real engine (Berserk JSON /query)."""
+    response = httpx.post(
+        creds["gateway"] + "/query",
+        json={"query": query, "database": "default", "since": "1h ago"},
+        headers={"Authorization": f"Bearer {creds['token']}"},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    table = response.json()["Tables"][0]
+    names = [c["column_name"] for c in table["columns"]]
+    return [dict(zip(names, row, strict=True)) for row in table["rows"]]
+
+
+def _read_back_through_the_engine(creds: dict) -> None:
+    for transport in ("grpc", "http"):
+        svc = f"svc-{transport}"
+        spans = _kql(
+            creds,
+            f'default | where tostring(resource["service.name"]) == "{svc}" and isnotempty(span_name) '
+            "| project span_name, span_kind, status_code, status_message, trace_id, span_id, parent_span_id, "
+            'duration, scope_name, event = tostring(events[0].name), route = tostring(attributes["http.route"]), '
+            "env = tostring(resource.deployment.environment) | order by span_name asc",
+        )
+        assert [s["span_name"] for s in spans] == ["child", "parent"], spans
+        child, parent = spans
+        assert (child["span_kind"], parent["span_kind"]) == ("CLIENT", "SERVER")
+        assert (child["status_code"], child["status_message"]) == ("ERROR", "upstream failed")
+        assert (
+            child["parent_span_id"] == parent["span_id"] and child["trace_id"] == parent["trace_id"]
+        )
+        assert (
+            child["event"] == "cache.miss"
+            and parent["route"] == "/checkout"
+            and child["env"] == "test"
+        )
+        assert parent["duration"] not in (None, "00:00:00") and child["scope_name"] == "e2e.tracer"
+        [log] = _kql(
+            creds,
+            f'default | where tostring(resource["service.name"]) == "{svc}" and isnotempty(body) '
+            '| project body, severity_text, severity_number, trace_id, span_id, order_id = tolong(attributes["order.id"])',
+        )
+        assert (log["body"], log["severity_text"], log["severity_number"]) == (
+            "payment p-1 failed",
+            "ERROR",
+            17,
+        )
+        assert (
+            log["trace_id"] == child["trace_id"]
+            and log["span_id"] == child["span_id"]
+            and log["order_id"] == 7
+        )
+        points = {
+            p["metric_name"]: p
+            for p in _kql(
+                creds,
+                f'default | where tostring(resource["service.name"]) == "{svc}" and isnotempty(metric_name) '
+                "| project metric_name, metric_type, metric_unit, value, count, sum, aggregation_temporality",
+            )
+        }
+        assert set(points) == {"orders", "latency", "temperature", "queue"}
+        assert (points["orders"]["metric_type"], points["orders"]["value"]) == ("sum", 3)
+        assert points["orders"]["aggregation_temporality"] == "CUMULATIVE"
+        assert points["temperature"]["value"] == 21.5 and points["queue"]["value"] == -2
+        assert (
+            points["latency"]["metric_type"],
+            points["latency"]["count"],
+            points["latency"]["sum"],
+        ) == (
+            "histogram",
+            1,
+            12.5,
+        )
+    loki = _kql(
+        creds,
+        'default | where body in ("disk almost full", "json line") '
+        "| project body, svc = tostring(resource.service.name), env = tostring(attributes.env) | order by body asc",
+    )
+    assert [(r["body"], r["svc"]) for r in loki] == [
+        ("disk almost full", "promtail-app"),
+        ("json line", "json-job"),
+    ]
+    assert loki[0]["env"] == "prod"
+
+
 def test_sdk_exporters_and_loki_reach_disk(tmp_path) -> None:
     server = DevServer(tmp_path / "dev")
     creds = server.start()
@@ -116,6 +201,7 @@ def test_sdk_exporters_and_loki_reach_disk(tmp_path) -> None:
         for transport in ("grpc", "http"):
             _send_with_sdk(creds, transport)
         _loki_push(creds)
+        _read_back_through_the_engine(creds)
     finally:
         assert server.stop() == 0, server.log_tail()
 

@@ -9,7 +9,7 @@ import time
 import grpc
 import pytest
 import snappy
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from bzrk.testing import client
 from tests.ingest.conftest import query
@@ -64,6 +64,7 @@ OTLP_CASES = [
         400,
         "not hex",
     ),
+    ("json-deep", "/v1/logs", "application/json", {}, b"[" * 100_000, 400, "nested too deeply"),
     ("far-future", "/v1/logs", PB, {}, _far_future(), 400, "out of range"),
     ("seconds", "/v1/logs", PB, {}, _seconds_not_nanos(), 400, "out of range"),
     ("oversized", "/v1/logs", PB, {}, b"\x00" * (4 * 1024 * 1024 + 1), 413, "exceeds the limit"),
@@ -137,6 +138,14 @@ LOKI_CASES = [
         "unix nanoseconds",
     ),
     ("content-type", "text/plain", b"hello", 415, "Content-Type"),
+    (
+        "json-surrogate",
+        "application/json",
+        b'{"streams": [{"stream": {"a": "b"}, "values": [["1767225600000000000", "x\\udfff"]]}]}',
+        400,
+        "unpaired surrogate",
+    ),
+    ("json-deep", "application/json", b"[" * 100_000, 400, "nested too deeply"),
 ]
 
 
@@ -197,6 +206,18 @@ async def test_grpc_rejects_with_invalid_argument(catalog, pipeline, ingest_toke
                 await export(_valid(), metadata=(("authorization", "Bearer ing_nope"),))
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
             assert await export(_valid(), metadata=auth) == b""  # success, no partial failure
+            # Storage failing: UNAVAILABLE with a RetryInfo detail, as OTLP exporters expect.
+            qualified = catalog.qualified_name("default", "default")
+            catalog.backend.execute(f"DROP TABLE {qualified} SYNC")
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await export(_valid(), metadata=auth)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            trailers = dict(caught.value.trailing_metadata() or ())
+            status = status_pb2.Status.FromString(trailers["grpc-status-details-bin"])
+            retry = error_details_pb2.RetryInfo()
+            assert status.details[0].Unpack(retry) and retry.retry_delay.seconds == 2
+            catalog.sync()  # storage is back (empty): the receiver serves again
+            assert await export(_valid(), metadata=auth) == b""
     finally:
         await server.stop(None)
     assert query(catalog, "SELECT count() AS n FROM {t}") == [{"n": 1}]

@@ -323,3 +323,57 @@ async def test_unknown_and_revoked_tokens_get_401(
         response = await http.post("/v1/logs", content=body, headers=_headers(ingest_token))
         assert response.status_code == 401
     assert query(catalog, "SELECT count() AS n FROM {t}") == [{"n": 1}]
+
+
+async def test_loki_labels_route_and_metadata(catalog, ingest_app, ingest_token) -> None:
+    catalog.create_table("default", "edge")
+    body = {
+        "streams": [
+            {
+                "stream": {"job": "nginx", "level": "error", "bzrk_table": "edge"},
+                "values": [[str(NOW), "upstream timed out", {"trace_id": "t1"}]],
+            },
+            {"stream": {"job": "app"}, "values": [[str(NOW + 1), "plain"]]},
+        ]
+    }
+    headers = {"Authorization": f"Bearer {ingest_token}"}
+    async with client(ingest_app) as http:
+        response = await http.post("/loki/api/v1/push", json=body, headers=headers)
+    assert response.status_code == 204, response.text
+    edge = catalog.qualified_name("default", "edge")
+    [row] = catalog.backend.query_arrow(
+        f"SELECT body, severity_text, resource.`service.name` AS svc,"
+        f" toJSONString(attributes) AS attrs, toUnixTimestamp64Nano(timestamp) AS ts FROM {edge}"
+    ).to_pylist()
+    assert (row["body"], row["severity_text"], row["svc"], row["ts"]) == (
+        "upstream timed out",
+        "error",
+        "nginx",
+        NOW,
+    )
+    assert json.loads(row["attrs"]) == {
+        "job": "nginx",
+        "level": "error",
+        "bzrk_table": "edge",
+        "trace_id": "t1",
+    }
+    assert query(catalog, "SELECT body FROM {t}") == [{"body": "plain"}]
+
+
+async def test_prometheus_counters(catalog, ingest_app, ingest_token) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    written = sample("bzrk_ingest_records_total", signal="logs", outcome="written")
+    invalid = sample("bzrk_ingest_invalid_requests_total", signal="logs")
+    async with client(ingest_app) as http:
+        ok = await http.post(
+            "/v1/logs", content=logs_request().SerializeToString(), headers=_headers(ingest_token)
+        )
+        bad = await http.post("/v1/logs", content=b"\xff\xff", headers=_headers(ingest_token))
+    assert (ok.status_code, bad.status_code) == (200, 400)
+    assert sample("bzrk_ingest_records_total", signal="logs", outcome="written") == written + 1
+    assert sample("bzrk_ingest_invalid_requests_total", signal="logs") == invalid + 1
+    assert sample("bzrk_ingest_batch_inputs_count") >= 1

@@ -149,7 +149,7 @@ def test_raw_does_not_survive_project() -> None:
         ("print 'a' - 1", "TypeMismatch"),
         ("T | project a, a", "DuplicateName"),
         ("print count()", "TypeMismatch"),
-        ("NoSuchTable | take 1", "UnknownName"),
+        ("NoSuchTable | take 1", "UnknownTable"),
         ("T | evaluate no_such_plugin()", "UnknownFunction"),
     ],
 )
@@ -181,4 +181,63 @@ def test_berserk_extensions_bind() -> None:
     ) == [
         ("trace_id", "string"),
         ("n", "long"),
+    ]
+
+
+def test_make_series_in_range_and_plugin_aggregates() -> None:
+    assert schema(
+        "default | make-series n = count() default=0 on timestamp in range(ago(1d), now(), 1h) by body"
+    ) == [
+        ("body", "string"),
+        ("n", "dynamic"),
+        ("timestamp", "dynamic"),
+    ]
+    analyze("T | evaluate pivot(b, count(), a)", G)
+
+
+def test_graph_operators() -> None:
+    edges = "datatable(src:string, dst:string, kind:string)['a','b','x']"
+    nodes = "datatable(name:string, age:long)['a', 1]"
+    assert schema(
+        f"let N = {nodes}; {edges} | make-graph src --> dst with N on name"
+        " | graph-match (p)-[e*1..3]->(q) where p.age > 0 project who = p.name, age = q.age, kinds = e.kind"
+    ) == [("who", "string"), ("age", "long"), ("kinds", "dynamic")]
+    assert schema(
+        f"{edges} | make-graph src --> dst with_node_id=name | graph-mark-components with_component_id=c"
+        " | graph-to-table nodes with_node_id=Id"
+    ) == [("Id", "long"), ("name", "string"), ("c", "long")]
+
+
+def test_semantic_errors_are_collected_without_cascades() -> None:
+    with pytest.raises(KqlError) as info:
+        analyze("let a = nosuch(1); let b = a + 1; print b; print zz", G)
+    codes = [(e.code, e.snippet) for e in info.value.errors]
+    assert codes == [("UnknownFunction", "nosuch(1)"), ("UnknownName", "zz")]
+
+
+def test_pattern_statement_and_inline_external_table() -> None:
+    assert schema(
+        "declare pattern country = (name:string)[state:string]\n"
+        '{ ("USA").["New York"] = { print Capital = "Albany" }; ("Canada").["Alberta"] = { print Capital = 1 }; };\n'
+        'country("Canada").Alberta'
+    ) == [("Capital", "long")]
+    assert schema(
+        "inline_external_table(Timestamp:datetime, Value:real) kind=storage dataformat=parquet"
+        ' (h@"https://x/y.parquet") | summarize avg(Value)'
+    ) == [("avg_Value", "real")]
+
+
+def test_semantic_search_top_adds_score() -> None:
+    assert schema("default | project body | top 5 by body similarto 'disk full'") == [
+        ("body", "string"),
+        ("_score", "real"),
+    ]
+
+
+def test_project_by_names() -> None:
+    src = "datatable(Name:string, Age:int, City:string, Country:string)['P', 1, 'NY', 'US']"
+    assert schema(f'{src} | project-by-names "C*", dynamic(["Name"])') == [
+        ("City", "string"),
+        ("Country", "string"),
+        ("Name", "string"),
     ]

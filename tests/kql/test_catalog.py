@@ -77,3 +77,22 @@ def test_every_function_used_by_the_corpora_is_known() -> None:
         n for n in used if n not in FUNCTIONS and n not in AGGREGATES and n not in PLUGINS
     )
     assert not unknown
+
+
+def test_result_types_match_the_reference_parser() -> None:
+    """Sample calls of every function/aggregate signature, typed by Kusto.Language
+    (tests/kql/data/function_types.json, made by scripts/gen_kql_type_cases.js)."""
+    from bzrk.kql import analyze
+
+    cases = json.loads(
+        (Path(__file__).parent / "data" / "function_types.json").read_text(encoding="utf-8")
+    )
+    misses = []
+    for query, expected in cases:
+        schema = analyze(query).result_schema
+        assert schema is not None
+        got = schema.columns[0].type
+        if got != expected:
+            misses.append((query.split("[] | ")[1], expected, got))
+    assert len(cases) > 800
+    assert not misses, misses

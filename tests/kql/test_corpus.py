@@ -100,6 +100,8 @@ def test_expect_error_cases_are_rejected_with_location(shared_dir: Path) -> None
         except KqlError as err:
             assert err.location is not None, case["id"]
             assert err.location.start_line >= 1 and err.location.start_column >= 1
+            # the Kusto.Language diagnostic code matches the reference parser's
+            assert err.kusto_code in case["oracle_errors"], (case["id"], err.kusto_code)
             rejected.append(case["id"])
         else:
             accepted.append(case["id"])

@@ -230,3 +230,19 @@ def test_deep_nesting_is_a_kql_error_not_recursion_error(n: int) -> None:
             analyze(text)
         except KqlError as err:
             assert err.code in ("QueryTooComplex", "ParseError", "UnknownFunction")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # found by the 100k run: a hex literal followed by a timespan unit
+        "datatable(num:long)\n[\n  0x8m:long)\n[\n  0x88888008]",
+        "print 0xFm",
+        "print 1e999s = dynamic([1,2,3])",  # found by a 200k raw mutation run: inf timespan
+        "print 1" + "0" * 5000,
+        "print 1" + "0" * 5000 + "d",
+        "print '\ud800' ^",
+    ],
+)
+def test_regressions(text: str) -> None:
+    _check(text)

@@ -160,3 +160,10 @@ def test_location_counts_bytes_of_utf8() -> None:
     loc = info.value.location
     assert loc is not None
     assert (loc.start_column, loc.start_byte) == (11, 11)  # 'é' is 2 bytes, 1 column
+
+
+def test_every_statement_error_is_reported() -> None:
+    with pytest.raises(KqlError) as info:
+        parse("let a = ; let b = 1 +; print a | where")
+    errs = info.value.errors
+    assert [e.location.start_column for e in errs if e.location] == [9, 22, 39]

@@ -96,6 +96,9 @@ def test_resolve_by_name_and_id(catalog: StorageCatalog) -> None:
     by_name = catalog.resolve("default", "default")
     assert catalog.resolve(db.id, table.id) == by_name
     assert by_name.qualified_name == f"`{catalog.naming.prefix}default`.`default`"
+    assert (by_name.ch_database, by_name.ch_table) == (f"{catalog.naming.prefix}default", "default")
+    assert by_name.columns[0] == ("timestamp", "datetime")
+    assert by_name.columns[-1] == ("$raw", "dynamic")
 
 
 def test_discover_fields(catalog: StorageCatalog) -> None:
@@ -106,7 +109,7 @@ def test_discover_fields(catalog: StorageCatalog) -> None:
             "ingest_time": now,
             "body": f"line {i}",
             "severity_text": "INFO",
-            "resource": json.dumps({"service.name": "api"}),
+            "resource": json.dumps({"service.name": "api"} if i < 30 else {"host.name": "h"}),
             "attributes": json.dumps(
                 {"http.route": f"/r{i % 3}", "status": 200 + i % 2}
                 if i % 2
@@ -125,6 +128,7 @@ def test_discover_fields(catalog: StorageCatalog) -> None:
     assert fields["attributes.status"].frequency == 0.5
     assert fields["attributes.mixed"].type == "dynamic"
     assert fields["resource.service.name"].samples == ("api",)
+    assert fields["resource.service.name"].frequency == 0.75  # absent, not "", in 10 rows
     assert "span_name" not in fields and "metric_name" not in fields
     only = catalog.discover_fields("default", "default", name_filter="ROUTE")
     assert [f.path for f in only] == ["attributes.http.route"]

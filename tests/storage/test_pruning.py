@@ -77,6 +77,22 @@ PRUNING_CASES = {
 }
 
 
+def test_index_sizes_are_reported(chdb_backend, table: str) -> None:
+    database = table.split(".")[0].strip("`")
+    indexes = chdb_backend.query_arrow(
+        "SELECT name, data_compressed_bytes AS bytes FROM system.data_skipping_indices"
+        f" WHERE database = '{database}' ORDER BY name"
+    ).to_pylist()
+    [parts] = chdb_backend.query_arrow(
+        "SELECT sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts"
+        f" WHERE database = '{database}' AND active"
+    ).to_pylist()
+    print("\nskip indexes (compressed bytes):", {i["name"]: i["bytes"] for i in indexes})
+    print(f"table: {parts['bytes']} bytes on disk, {parts['bytes'] / parts['rows']:.1f} per row")
+    sizes = {i["name"]: i["bytes"] for i in indexes}
+    assert sizes["idx_body_text"] > 0 and sizes["idx_trace_id"] > 0
+
+
 @pytest.mark.parametrize("name", list(PRUNING_CASES))
 def test_granule_skipping(chdb_backend, table: str, name: str) -> None:
     sql = f"SELECT body, timestamp FROM {table} WHERE {PRUNING_CASES[name]}"

@@ -85,6 +85,15 @@ class QueryServiceApp:
                 self.keys, _header(scope, b"authorization"), QUERY_AUDIENCE
             )
         except InvalidInternalToken as exc:
+            if is_grpc(scope):
+                # Ending an HTTP/2 stream mid-upload makes Hypercorn drop the connection
+                # (grpcio then sees UNAVAILABLE): read the request to its end first (bounded).
+                drained = 0
+                while drained < 4 * 1024 * 1024:
+                    message = await receive()
+                    drained += len(message.get("body", b""))
+                    if message["type"] != "http.request" or not message.get("more_body", False):
+                        break
             await _refuse(scope, send, str(exc))
             return
         scope[PRINCIPAL_KEY] = principal

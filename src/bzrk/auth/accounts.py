@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -170,7 +171,7 @@ class UserInfo:
         }
 
 
-def _user(row: sa.Row) -> UserInfo:
+def _user(row: sa.Row[Any]) -> UserInfo:
     return UserInfo(
         row.id, row.username, row.display_name, row.role, bool(row.disabled), row.created_at
     )

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 
 from bzrk.auth import tokens
+from bzrk.auth.bearer import canonical_resource
 from bzrk.auth.errors import OAuthError
 from bzrk.auth.timestamps import is_past
 from bzrk.meta import schema
@@ -123,45 +124,49 @@ def refresh(
     now: datetime,
     lifetimes: Lifetimes,
 ) -> TokenPair:
-    """Spend ``refresh_token`` for a new pair; a second spend revokes the family."""
+    """Spend ``refresh_token`` for a new pair; a second spend revokes the family.
+
+    A request that is wrong for other reasons (expired, another resource) does not spend it.
+    """
     t = schema.refresh_tokens
-    with meta.begin() as conn:
+    with meta.engine.connect() as conn:
         row = conn.execute(
             sa.select(t).where(t.c.token_hash == tokens.hash_token(refresh_token))
         ).first()
-        if row is None or not tokens.matches(refresh_token, row.token_hash):
-            raise OAuthError("invalid_grant", "unknown refresh token")
-        if row.client_id != client_id:
-            raise OAuthError("invalid_grant", "refresh token was issued to another client")
-        if row.revoked_at is not None:
-            raise OAuthError("invalid_grant", "refresh token revoked")
+    if row is None or not tokens.matches(refresh_token, row.token_hash):
+        raise OAuthError("invalid_grant", "unknown refresh token")
+    if row.client_id != client_id:
+        raise OAuthError("invalid_grant", "refresh token was issued to another client")
+    if row.revoked_at is not None:
+        raise OAuthError("invalid_grant", "refresh token revoked")
+    if row.used_at is None and is_past(row.expires_at, now):
+        raise OAuthError("invalid_grant", "refresh token expired")
+    if (
+        row.used_at is None
+        and resource is not None
+        and row.resource is not None
+        and canonical_resource(resource) != canonical_resource(row.resource)
+    ):
+        raise OAuthError("invalid_target", "resource does not match the original grant")
+    with meta.begin() as conn:
         # Conditional update: of two concurrent spends exactly one wins; the other is a reuse.
         spent = conn.execute(
             sa.update(t).where(t.c.id == row.id, t.c.used_at.is_(None)).values(used_at=now)
         )
-        if spent.rowcount == 0:
-            revoke_family(conn, row.family_id, now)
-            reuse = True
-        else:
-            reuse = False
-    if reuse:
-        raise OAuthError("invalid_grant", "refresh token already used; the session was revoked")
-    if is_past(row.expires_at, now):
-        raise OAuthError("invalid_grant", "refresh token expired")
-    if resource is not None and row.resource is not None and resource != row.resource:
-        raise OAuthError("invalid_target", "resource does not match the original grant")
-    with meta.begin() as conn:
-        return issue_pair(
-            conn,
-            kind=row.kind,
-            user_id=row.user_id,
-            client_id=row.client_id,
-            resource=row.resource,
-            scope=row.scope,
-            now=now,
-            lifetimes=lifetimes,
-            family_id=row.family_id,
-        )
+        if spent.rowcount == 1:
+            return issue_pair(
+                conn,
+                kind=row.kind,
+                user_id=row.user_id,
+                client_id=row.client_id,
+                resource=row.resource,
+                scope=row.scope,
+                now=now,
+                lifetimes=lifetimes,
+                family_id=row.family_id,
+            )
+        revoke_family(conn, row.family_id, now)
+    raise OAuthError("invalid_grant", "refresh token already used; the session was revoked")
 
 
 def revoke_token(meta: MetaStore, token: str, *, client_id: str | None, now: datetime) -> None:

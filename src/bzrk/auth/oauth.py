@@ -58,6 +58,18 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
+def is_private_address(host: str | None) -> bool:
+    """True for ``localhost`` and IP literals that are not globally routable."""
+    if not host:
+        return True
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_global
+    except ValueError:
+        return False
+
+
 def _check_redirect_uri(uri: object) -> str:
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_CHARS:
         raise OAuthError("invalid_redirect_uri", "redirect_uris must be non-empty strings")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 
 from bzrk.demo import wire
+from bzrk.demo.spanbuilder import DEBUG, ERR, FATAL, INFO, MS, WARN, Record
 from bzrk.demo.topology import MINUTE_NS, NS, Pod, Topology, diurnal_factor
-from bzrk.demo.traces import DEBUG, ERR, FATAL, INFO, MS, WARN, Record
 
 DAY_NS = 24 * 3600 * NS
 
@@ -67,11 +67,13 @@ class BackgroundLogs:
                     busy = spec.name == "payment" and incident
                     active = 10 if busy else min(10, int(traffic * 4 + rng.random() * 3))
                     waiting = 5 + int(rng.random() * 35) if busy else 0
-                    self._rec(
-                        out, pod, at, WARN if busy else DEBUG,
-                        f"HikariPool-1 - Pool stats (total=10, active={active}, idle={10 - active}, waiting={waiting})",
-                        _la(("db.pool.name", "HikariPool-1"), ("db.pool.waiting", waiting)),
-                    )  # fmt: skip
+                    # HikariCP logs its stats every 5 minutes (a saturated pool every minute).
+                    if busy or minute_index % 5 == 0:
+                        self._rec(
+                            out, pod, at, WARN if busy else DEBUG,
+                            f"HikariPool-1 - Pool stats (total=10, active={active}, idle={10 - active}, waiting={waiting})",
+                            _la(("db.pool.name", "HikariPool-1"), ("db.pool.waiting", waiting)),
+                        )  # fmt: skip
                     if busy:
                         for _ in range(1 + int(rng.random() * 3)):
                             self._rec(
@@ -103,7 +105,7 @@ class BackgroundLogs:
                             WARN,
                             "TLS certificate for shop.example.com expires in 12 days (issuer=R11)",
                         )
-                elif spec.name == "email":
+                elif spec.name == "email" and minute_index % 5 == 1:
                     lag = int(rng.random() * 8 + traffic * 10)
                     self._rec(
                         out, pod, at, DEBUG, f"Kafka consumer lag order-events[{minute_index % 6}]={lag}",

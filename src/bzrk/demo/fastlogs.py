@@ -1,4 +1,4 @@
-"""The benchmark's fast path: exactly N log records over a range, by replaying a pool of simulated traces.
+"""The benchmark's fast path: exactly N log records (and optionally their spans) by replaying simulated traces.
 
 Simulating a trace costs ~80 µs of Python for ~4 logs. Instead a pool of a few thousand traces is
 simulated once (logs kept unencoded); each new trace replays a pool entry at a new time, with new
@@ -26,8 +26,9 @@ from bzrk.demo.generator import (
     _minutes,
     _traces_in_minute,
 )
+from bzrk.demo.spanbuilder import MS, Record
 from bzrk.demo.topology import MINUTE_NS, NS, Pod, Topology, diurnal_factor
-from bzrk.demo.traces import MS, Record, TraceSimulator
+from bzrk.demo.traces import TraceSimulator
 
 POOL_TRACES = 6000
 # Entities that identify one request; every pattern has a fixed length, so a swapped value keeps
@@ -48,11 +49,31 @@ class _PoolLog(NamedTuple):
     span_index: int
 
 
+class _PoolSpan(NamedTuple):
+    offset_ns: int
+    duration_ns: int
+    service: str
+    replica: int
+    pod: Pod | None
+    scope: bytes
+    name: str
+    kind: int
+    attrs: bytes
+    events: tuple[tuple[int, bytes], ...]  # (offset, the encoded event after its time field)
+    status: int
+    message: str
+    span_index: int
+    parent_index: int  # -1 for the root
+    remote: bool
+    entities: tuple[int, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class _PoolTrace:
     duration_ns: int
     span_count: int
     logs: tuple[_PoolLog, ...]
+    spans: tuple[_PoolSpan, ...]
     entities: tuple[str, ...]
 
 
@@ -76,11 +97,33 @@ def _build_pool(topo: Topology, seed: int, size: int) -> list[_PoolTrace]:
         t0 = topo.start_ns + int(rng.random() * span)
         if t0 in inc or inc.start_ns - t0 < 60 * NS < inc.start_ns - topo.start_ns:
             continue
-        sim.captured = []
+        sim.captured, sim.captured_spans = [], []
         end = sim.trace(t0)
-        sim.spans.clear()
-        span_ids: dict[bytes, int] = {}
+        span_ids = {s.span_id: i for i, s in enumerate(sim.captured_spans)}
         entities = sorted({m.group() for log in sim.captured for m in _ENTITIES.finditer(log.body)})
+        entities = sorted(
+            set(entities)
+            | {
+                m.group()
+                for s in sim.captured_spans
+                for m in _ENTITIES.finditer(s.attrs.decode(errors="replace"))
+            }
+        )
+        spans = []
+        for s in sim.captured_spans:
+            service = s.pod.service.name
+            spans.append(
+                _PoolSpan(
+                    s.start_ns - t0, s.end_ns - s.start_ns, service,
+                    topo.pods_at(service, s.start_ns).index(s.pod),
+                    s.pod if len(topo.generations[service]) == 1 else None,
+                    s.scope, s.name, s.kind, s.attrs,
+                    tuple((int.from_bytes(e[1:9], "little") - t0, e[9:]) for e in s.events),
+                    s.status, s.message, span_ids[s.span_id],
+                    span_ids[s.parent_id] if s.parent_id else -1, s.remote,
+                    tuple(i for i, e in enumerate(entities) if e.encode() in s.attrs),
+                )
+            )  # fmt: skip
         logs = []
         for log in sim.captured:
             service = log.pod.service.name
@@ -97,11 +140,11 @@ def _build_pool(topo: Topology, seed: int, size: int) -> list[_PoolTrace]:
                     log.pod if len(topo.generations[service]) == 1 else None,
                     log.pod.scopes["log"].encoded, middle,
                     tuple(i for i, e in enumerate(entities) if e in log.body),
-                    span_ids.setdefault(log.span_id, len(span_ids)),
+                    span_ids[log.span_id],
                 )
             )  # fmt: skip
-        pool.append(_PoolTrace(end - t0, max(1, len(span_ids)), tuple(logs), tuple(entities)))
-    sim.captured = None
+        pool.append(_PoolTrace(end - t0, len(span_ids), tuple(logs), tuple(spans), tuple(entities)))
+    sim.captured = sim.captured_spans = None
     return pool
 
 
@@ -114,7 +157,7 @@ class _Replayer:
         self.pool = pool
         self.rng = rng
 
-    def replay(self, t0: int, out: list[Record]) -> None:
+    def replay(self, t0: int, out: list[Record], spans_out: list[Record] | None = None) -> None:
         rng = self.rng
         entry = self.pool[int(rng.random() * len(self.pool))]
         if t0 + entry.duration_ns >= self.topo.end_ns:
@@ -144,23 +187,46 @@ class _Replayer:
                 )
             )
             append((t, pod or pods_at(service, t)[replica], scope, record))
+        if spans_out is None:
+            return
+        for span in entry.spans:
+            start = t0 + span.offset_ns
+            attrs = span.attrs
+            for k in span.entities:
+                attrs = attrs.replace(*swaps[k])
+            i, p = span.span_index * 8, span.parent_index * 8
+            encoded = wire.span(
+                trace_id, ids[i : i + 8], ids[p : p + 8] if p >= 0 else b"", span.name, span.kind,
+                start, start + span.duration_ns, attrs,
+                [b"\x09" + _PACK_Q(t0 + offset) + rest for offset, rest in span.events],
+                span.status, span.message, span.remote,
+            )  # fmt: skip
+            pod = span.pod or pods_at(span.service, start)[span.replica]
+            spans_out.append((start, pod, span.scope, encoded))
 
 
 def iter_log_requests(
-    start_ns: int, end_ns: int, seed: int = 42, *, records: int, batch_records: int = 4000
+    start_ns: int,
+    end_ns: int,
+    seed: int = 42,
+    *,
+    records: int,
+    batch_records: int = 4000,
+    spans: bool = False,
 ) -> Iterator[DemoBatch]:
     """Exactly ``records`` log records over ``[start_ns, end_ns)``, time-ordered, as log requests.
 
     Each minute gets a share of ``records`` following the diurnal curve (a last sliver shorter
-    than 10 s gets none). Logs share trace and span ids within a trace like ``generate``'s, but no
-    spans are produced.
+    than 10 s gets none). Logs share trace and span ids within a trace like ``generate``'s. With
+    ``spans``, the spans of the same traces come too (as ``traces`` batches, about two per log),
+    so logs join to spans by ``trace_id``/``span_id``.
     """
     if end_ns <= start_ns or records < 0:
         raise ValueError("need end_ns > start_ns and records >= 0")
     topo = Topology(start_ns, end_ns, seed)
     inc = topo.incident
     sim = TraceSimulator(
-        topo, random.Random(f"bzrk-demo-traces:{seed}"), emit_spans=False,
+        topo, random.Random(f"bzrk-demo-traces:{seed}"), emit_spans=spans,
         deadlock_slots=_deadlock_slots(topo, seed),
     )  # fmt: skip
     rng = random.Random(f"bzrk-demo-arrivals:{seed}")
@@ -178,8 +244,10 @@ def iter_log_requests(
     with_background = records >= 100 * len(quotas)
     replayer = _Replayer(topo, _build_pool(topo, seed, min(POOL_TRACES, records // 4 + 16)), rng)
     cutter = _Cutter("logs", batch_records)
+    span_cutter = _Cutter("traces", batch_records)
     for minute, quota in zip(minutes, quotas, strict=True):
         got: list[Record] = background.minute(minute) if with_background else []
+        got_spans: list[Record] | None = [] if spans else None
         lo, hi = _covered(minute, start_ns, end_ns)
         real = minute + MINUTE_NS > inc.start_ns and minute < inc.end_ns
         rounds = 0
@@ -192,12 +260,18 @@ def iter_log_requests(
             if real:
                 _traces_in_minute(sim, rng, minute, wanted, start_ns, end_ns)
                 got.extend(sim.logs)
+                if got_spans is not None:
+                    got_spans.extend(sim.spans)
                 sim.logs.clear()
                 sim.spans.clear()
             else:
                 for t0 in sorted(lo + int(rng.random() * (hi - lo)) for _ in range(wanted)):
-                    replayer.replay(t0, got)
+                    replayer.replay(t0, got, got_spans)
         got.sort(key=lambda r: r[0])
         cutter.add(got[:quota])
         yield from cutter.cut(minute + MINUTE_NS)
+        if got_spans is not None:
+            span_cutter.add(got_spans)
+            yield from span_cutter.cut(minute + MINUTE_NS)
     yield from cutter.cut(None)
+    yield from span_cutter.cut(None)

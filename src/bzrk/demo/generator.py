@@ -21,8 +21,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from bzrk.demo import wire
 from bzrk.demo.background import BackgroundLogs
 from bzrk.demo.metrics import MetricsSimulator
+from bzrk.demo.spanbuilder import Record
 from bzrk.demo.topology import MINUTE_NS, NS, Topology, diurnal_factor
-from bzrk.demo.traces import Record, TraceSimulator
+from bzrk.demo.traces import TraceSimulator
 
 Signal = Literal["logs", "traces", "metrics"]
 ALL_SIGNALS: tuple[Signal, ...] = ("logs", "traces", "metrics")
@@ -49,12 +50,11 @@ class DemoBatch:
     def decode(
         self,
     ) -> ExportLogsServiceRequest | ExportTraceServiceRequest | ExportMetricsServiceRequest:
-        cls = {
-            "logs": ExportLogsServiceRequest,
-            "traces": ExportTraceServiceRequest,
-            "metrics": ExportMetricsServiceRequest,
-        }[self.signal]
-        return cls.FromString(self.payload)
+        if self.signal == "logs":
+            return ExportLogsServiceRequest.FromString(self.payload)
+        if self.signal == "traces":
+            return ExportTraceServiceRequest.FromString(self.payload)
+        return ExportMetricsServiceRequest.FromString(self.payload)
 
 
 def _poisson(rng: random.Random, lam: float) -> int:
@@ -171,7 +171,8 @@ def generate(
     for minute in _minutes(start_ns, end_ns):
         lo, hi = _covered(minute, start_ns, end_ns)
         rate = PEAK_TRACES_PER_MINUTE * scale * diurnal_factor(minute) * (hi - lo) / MINUTE_NS
-        _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
+        if "logs" in wanted or "traces" in wanted:
+            _traces_in_minute(sim, rng, minute, _poisson(rng, rate), start_ns, end_ns)
         if "logs" in wanted:
             logs.add(sim.logs)
             logs.add(background.minute(minute))

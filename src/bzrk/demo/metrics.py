@@ -48,7 +48,7 @@ COUNTER_ATTR = {
 }
 
 
-def _kv(key: str, value: object) -> KeyValue:
+def _kv(key: str, value: str | bool | int | float) -> KeyValue:
     if isinstance(value, str):
         return KeyValue(key=key, value=AnyValue(string_value=value))
     if isinstance(value, bool):
@@ -185,7 +185,7 @@ class MetricsSimulator:
         metric.sum.is_monotonic = True
         error_share = 0.003
         if incident:
-            error_share = {"payment": 0.45, "checkout": 0.2, "api-gateway": 0.015}.get(
+            error_share = {"payment": 0.6, "checkout": 0.36, "api-gateway": 0.03}.get(
                 spec.name, error_share
             )
         shares = {

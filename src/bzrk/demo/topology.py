@@ -120,7 +120,7 @@ class Pod:
     ip: str
     instance_id: str
     started_ns: int
-    resource_attrs: list[tuple[str, object]]
+    resource_attrs: list[tuple[str, str]]
     resource: bytes = b""
     scopes: dict[str, Scope] = field(default_factory=dict)
 
@@ -171,7 +171,7 @@ def _make_pod(
     instance_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     sdk_name, sdk_version = SDKS[spec.language]["sdk"]
     runtime_name, runtime_version = SDKS[spec.language]["runtime"]
-    attrs: list[tuple[str, object]] = [
+    attrs: list[tuple[str, str]] = [
         ("service.name", spec.name),
         ("service.namespace", NAMESPACE),
         ("service.version", version),

@@ -1,29 +1,31 @@
-"""One user request through the shop as a trace: spans across services and the logs emitted inside them.
+"""One user request through the shop as a trace: the six request flows, their errors and the incident.
 
-Spans are opened top-down with a time cursor: a child starts at its parent's cursor, the parent's
-cursor moves past the child, and a span ends after its cursor, so every child lies inside its
-parent (asynchronous consumers excepted, as in real Kafka traces). Records are encoded as they
-close, straight to OTLP wire bytes.
+Each flow is written as the services would run it (frontend → api-gateway → auth/cart/checkout →
+payment/inventory/shipping → Kafka → email) on the primitives of ``spanbuilder``.
 """
 
 from __future__ import annotations
 
-import math
 import random
-import statistics
 from collections.abc import Callable
-from typing import NamedTuple
 
-from bzrk.demo import wire
-from bzrk.demo.topology import Pod, Topology
-
-INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER = 1, 2, 3, 4, 5
-UNSET, OK, ERROR = 0, 1, 2
-DEBUG, INFO, WARN, ERR, FATAL = 5, 9, 13, 17, 21
-MS = 1_000_000
-
-# (time, pod, scope bytes, encoded record)
-Record = tuple[int, Pod, bytes, bytes]
+from bzrk.demo.spanbuilder import (
+    CLIENT,
+    CONSUMER,
+    DEBUG,
+    ERR,
+    ERROR,
+    INFO,
+    MS,
+    PRODUCER,
+    SERVER,
+    WARN,
+    OpenSpan,
+    TraceBuilder,
+    log_attrs,
+    span_attr,
+)
+from bzrk.demo.topology import Topology
 
 USER_AGENTS = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -61,102 +63,21 @@ DEADLOCK_STACK = (
 )
 
 
-class CapturedLog(NamedTuple):
-    time_ns: int
-    pod: Pod
-    severity: int
-    body: str
-    attrs: bytes
-    span_id: bytes
-
-
-class _Span:
-    __slots__ = (
-        "attrs", "end", "events", "kind", "message", "name", "parent_id", "pod", "remote",
-        "scope", "span_id", "start", "status", "t",
-    )  # fmt: skip
-
-    def __init__(
-        self, pod: Pod, scope: bytes, name: str, kind: int, start: int, span_id: bytes,
-        parent_id: bytes, remote: bool,
-    ) -> None:  # fmt: skip
-        self.pod = pod
-        self.scope = scope
-        self.name = name
-        self.kind = kind
-        self.start = start
-        self.t = start
-        self.end = start
-        self.span_id = span_id
-        self.parent_id = parent_id
-        self.remote = remote
-        self.attrs: list[bytes] = []
-        self.events: list[bytes] = []
-        self.status = UNSET
-        self.message = ""
-
-
-_A_CACHE: dict[tuple[str, object], bytes] = {}
-
-
-def _a(key: str, value: object) -> bytes:
-    """A span attribute (Span field 9); most are repeats, so encodings are cached."""
-    cache_key = (key, value)
-    encoded = _A_CACHE.get(cache_key)
-    if encoded is None:
-        if len(_A_CACHE) > 200_000:
-            _A_CACHE.clear()
-        if isinstance(value, str):
-            encoded = wire.attr_str(9, key, value)
-        elif isinstance(value, int):
-            encoded = wire.attr_int(9, key, value)
-        else:
-            encoded = wire.ld(9, wire.key_value(key, value))
-        _A_CACHE[cache_key] = encoded
-    return encoded
-
-
-# Standard-normal quantiles at 4096 evenly spaced probabilities: a cheap, deterministic gauss().
-_Z = [statistics.NormalDist().inv_cdf((i + 0.5) / 4096) for i in range(4096)]
-
-
-def _la(*pairs: tuple[str, object]) -> bytes:
-    """Log attributes (LogRecord field 6)."""
-    out = []
-    for key, value in pairs:
-        if isinstance(value, str):
-            out.append(wire.attr_str(6, key, value))
-        elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            out.append(wire.ld(6, wire.key_value(key, value)))
-        elif isinstance(value, int):
-            out.append(wire.attr_int(6, key, value))
-        else:
-            out.append(wire.attr_float(6, key, value))
-    return b"".join(out)
-
-
-class TraceSimulator:
-    """Builds whole traces; ``spans`` and ``logs`` collect encoded records until drained."""
+class TraceSimulator(TraceBuilder):
+    """The shop's request flows; ``trace(t0)`` simulates one request from the frontend down."""
 
     def __init__(
         self, topology: Topology, rng: random.Random, *, emit_spans: bool = True,
         deadlock_slots: list[int] | None = None,
     ) -> None:  # fmt: skip
-        self.topo = topology
-        self.rng = rng
-        self.emit_spans = emit_spans
+        super().__init__(topology, rng, emit_spans=emit_spans)
+        # Moments in the incident after which the next payment capture deadlocks (≤ 5 in all).
         self.deadlock_slots = sorted(deadlock_slots or [])
-        self.spans: list[Record] = []
-        self.logs: list[Record] = []
-        # When a list, logs are kept unencoded here instead (the replay pool of the fast path).
-        self.captured: list[CapturedLog] | None = None
-        self._trace_id = b""
-        self._incident = False
-        self._flows: list[tuple[float, Callable[[_Span], int], str, str]] = [
+        self._flows: list[tuple[float, Callable[[OpenSpan], int], str, str]] = [
             (0.30, self._flow_home, "GET", "/"),
-            (0.33, self._flow_product, "GET", "/product/{id}"),
+            (0.30, self._flow_product, "GET", "/product/{id}"),
             (0.14, self._flow_add_to_cart, "POST", "/cart"),
-            (0.06, self._flow_checkout, "POST", "/checkout"),
+            (0.09, self._flow_checkout, "POST", "/checkout"),
             (0.08, self._flow_login, "POST", "/login"),
             (0.09, self._flow_search, "GET", "/search"),
         ]
@@ -165,159 +86,6 @@ class TraceSimulator:
         for weight, *_ in self._flows:
             total += weight
             self._cum.append(total)
-
-    # -- primitives ------------------------------------------------------------------------
-
-    def _ms(self, median_ms: float, sigma: float = 0.5) -> int:
-        """A log-normal duration in ns with the given median (ms) and shape."""
-        return int(median_ms * math.exp(sigma * _Z[self.rng.getrandbits(12)]) * MS)
-
-    def _id8(self) -> bytes:
-        return self.rng.getrandbits(64).to_bytes(8, "big")
-
-    def _hex(self, n: int) -> str:
-        return f"{self.rng.getrandbits(4 * n):0{n}x}"
-
-    def _user(self) -> str:
-        return f"u-{int(self.rng.random() ** 2 * 60000):05d}"
-
-    def _sku(self) -> str:
-        return f"SKU-{int(self.rng.random() ** 1.5 * 2400) + 10000}"
-
-    def _public_ip(self) -> str:
-        block = ("203.0.113", "198.51.100", "192.0.2")[int(self.rng.random() * 3)]
-        return f"{block}.{int(self.rng.random() * 254) + 1}"
-
-    def _open(
-        self, pod: Pod, role: str, name: str, kind: int, start: int, parent: _Span | None,
-        remote: bool = False,
-    ) -> _Span:  # fmt: skip
-        return _Span(
-            pod, pod.scopes[role].encoded, name, kind, start, self._id8(),
-            parent.span_id if parent else b"", remote,
-        )  # fmt: skip
-
-    def _close(self, span: _Span, self_ms: float = 0.2) -> None:
-        span.end = span.t + self._ms(self_ms, 0.6)
-        span.t = span.end
-        if self.emit_spans:
-            encoded = wire.span(
-                self._trace_id, span.span_id, span.parent_id, span.name, span.kind, span.start,
-                span.end, b"".join(span.attrs), span.events, span.status, span.message, span.remote,
-            )  # fmt: skip
-            self.spans.append((span.start, span.pod, span.scope, encoded))
-
-    def _log(self, span: _Span, severity: int, body: str, attrs: bytes = b"") -> None:
-        t = span.t
-        if self.captured is not None:
-            self.captured.append(CapturedLog(t, span.pod, severity, body, attrs, span.span_id))
-            return
-        observed = t + int(self.rng.random() * 40 * MS) + MS
-        self.logs.append(
-            (
-                t,
-                span.pod,
-                span.pod.scopes["log"].encoded,
-                wire.log_record(t, observed, severity, body, attrs, self._trace_id, span.span_id),
-            )
-        )
-
-    def _fail(self, span: _Span, exc_type: str, message: str, stacktrace: str) -> None:
-        span.status = ERROR
-        span.message = message
-        span.events.append(
-            wire.span_event(
-                span.t,
-                "exception",
-                (
-                    ("exception.type", exc_type),
-                    ("exception.message", message),
-                    ("exception.stacktrace", stacktrace),
-                ),
-            )
-        )
-
-    def _internal(self, parent: _Span, name: str, median_ms: float, *attrs: bytes) -> _Span:
-        span = self._open(parent.pod, "app", name, INTERNAL, parent.t, parent)
-        span.attrs.extend(attrs)
-        span.t += self._ms(median_ms, 0.5)
-        return span
-
-    def _finish_child(self, parent: _Span, child: _Span, self_ms: float = 0.05) -> None:
-        self._close(child, self_ms)
-        parent.t = child.end + int(self.rng.random() * 0.2 * MS)
-
-    def _db(
-        self, parent: _Span, op: str, table: str, statement: str, median_ms: float,
-        sigma: float = 0.6,
-    ) -> _Span:  # fmt: skip
-        span = self._open(parent.pod, "db", f"{op} shop.{table}", CLIENT, parent.t, parent)
-        span.attrs += [
-            _a("db.system", "postgresql"),
-            _a("db.namespace", "shop"),
-            _a("db.operation.name", op),
-            _a("db.collection.name", table),
-            _a("db.query.text", statement),
-            _a("server.address", "postgres-primary.shop.svc.cluster.local"),
-            _a("server.port", 5432),
-        ]
-        span.t += self._ms(median_ms, sigma)
-        return span
-
-    def _cache(self, parent: _Span, command: str, key: str) -> _Span:
-        span = self._open(parent.pod, "cache", command, CLIENT, parent.t, parent)
-        span.attrs += [
-            _a("db.system", "redis"),
-            _a("db.operation.name", command),
-            _a("db.query.text", f"{command} {key}"),
-            _a("server.address", "redis-master.shop.svc.cluster.local"),
-            _a("server.port", 6379),
-        ]
-        span.t += self._ms(0.4, 0.5)
-        self._finish_child(parent, span)
-        return span
-
-    def _call(
-        self, caller: _Span, service: str, method: str, route: str, path: str,
-        handler: Callable[[_Span], int],
-    ) -> int:  # fmt: skip
-        """An HTTP call: CLIENT span in the caller, SERVER span in a pod of ``service``."""
-        net = self._ms(0.35, 0.4)
-        host = f"{service}.shop.svc.cluster.local"
-        client = self._open(caller.pod, "client", method, CLIENT, caller.t, caller)
-        client.attrs += [
-            _a("http.request.method", method),
-            _a("url.full", f"http://{host}:8080{path}"),
-            _a("server.address", host),
-            _a("server.port", 8080),
-        ]
-        pod = self.topo.pod(service, client.start, self.rng)
-        server = self._open(
-            pod, "server", f"{method} {route}", SERVER, client.start + net, client, True
-        )
-        server.attrs += [
-            _a("http.request.method", method),
-            _a("http.route", route),
-            _a("url.path", path),
-            _a("url.scheme", "http"),
-            _a("server.address", host),
-            _a("client.address", caller.pod.ip),
-            _a("network.protocol.version", "1.1"),
-        ]
-        server.t += self._ms(0.15, 0.5)
-        status = handler(server)
-        server.attrs.append(_a("http.response.status_code", status))
-        if status >= 500:
-            server.status = ERROR
-            server.message = server.message or f"HTTP {status}"
-        self._close(server, 0.3)
-        client.t = server.end + net
-        client.attrs.append(_a("http.response.status_code", status))
-        if status >= 400:
-            client.status = ERROR
-            client.attrs.append(_a("error.type", str(status)))
-        self._finish_child(caller, client)
-        return status
 
     # -- one trace -------------------------------------------------------------------------
 
@@ -343,21 +111,21 @@ class TraceSimulator:
             )
         root = self._open(pod, "server", f"{method} {route}", SERVER, t0, None)
         root.attrs += [
-            _a("http.request.method", method),
-            _a("http.route", route),
-            _a("url.path", path),
-            _a("url.scheme", "https"),
-            _a("server.address", "shop.example.com"),
-            _a("client.address", ip),
-            _a("user_agent.original", USER_AGENTS[int(rng.random() * len(USER_AGENTS))]),
-            _a("enduser.id", user),
+            span_attr("http.request.method", method),
+            span_attr("http.route", route),
+            span_attr("url.path", path),
+            span_attr("url.scheme", "https"),
+            span_attr("server.address", "shop.example.com"),
+            span_attr("client.address", ip),
+            span_attr("user_agent.original", USER_AGENTS[int(rng.random() * len(USER_AGENTS))]),
+            span_attr("enduser.id", user),
         ]
         root.t += self._ms(0.3)
         self._user_id = user
         self._client_ip = ip
         self._async_end = 0
         status = flow(root)
-        root.attrs.append(_a("http.response.status_code", status))
+        root.attrs.append(span_attr("http.response.status_code", status))
         if status >= 500:
             root.status = ERROR
             root.message = f"HTTP {status}"
@@ -370,7 +138,7 @@ class TraceSimulator:
             severity,
             f'{ip} - {user} "{method} {path} HTTP/1.1" {status} {int(rng.random() * 40000) + 800} '
             f"{duration_ms:.1f}ms",
-            _la(
+            log_attrs(
                 ("http.method", method),
                 ("http.route", route),
                 ("http.status_code", status),
@@ -384,18 +152,14 @@ class TraceSimulator:
 
     # -- flows -----------------------------------------------------------------------------
 
-    _async_end = 0
-    _user_id = ""
-    _client_ip = ""
-
-    def _recommendations(self, caller: _Span, product: str) -> int:
-        def handler(server: _Span) -> int:
+    def _recommendations(self, caller: OpenSpan, product: str) -> int:
+        def handler(server: OpenSpan) -> int:
             key = f"recs:{self._user_id}:{product}"
             self._cache(server, "GET", key)
             hit = self.rng.random() < 0.65
             if not hit:
                 span = self._internal(
-                    server, "model.predict", 18.0, _a("model.name", "recsys-two-tower")
+                    server, "model.predict", 18.0, span_attr("model.name", "recsys-two-tower")
                 )
                 self._finish_child(server, span)
                 self._cache(server, "SETEX", key)
@@ -418,7 +182,7 @@ class TraceSimulator:
                 server,
                 INFO,
                 f"Served {n} recommendations for user {self._user_id} (model=recsys-two-tower, cache={'hit' if hit else 'miss'})",
-                _la(("user.id", self._user_id), ("recs.count", n), ("cache.hit", hit)),
+                log_attrs(("user.id", self._user_id), ("recs.count", n), ("cache.hit", hit)),
             )
             return 200
 
@@ -438,16 +202,21 @@ class TraceSimulator:
             )
         return status
 
-    def _flow_home(self, root: _Span) -> int:
-        span = self._internal(root, "render home", 6.0, _a("template", "home.hbs"))
+    def _flow_home(self, root: OpenSpan) -> int:
+        span = self._internal(root, "render home", 6.0, span_attr("template", "home.hbs"))
         self._finish_child(root, span)
         self._recommendations(root, "home")
         return 200
 
     def _gateway(
-        self, caller: _Span, method: str, route: str, path: str, handler: Callable[[_Span], int]
+        self,
+        caller: OpenSpan,
+        method: str,
+        route: str,
+        path: str,
+        handler: Callable[[OpenSpan], int],
     ) -> int:
-        def proxy(gw: _Span) -> int:
+        def proxy(gw: OpenSpan) -> int:
             status = handler(gw)
             if status >= 500:
                 self._log(
@@ -463,7 +232,7 @@ class TraceSimulator:
             self._log(
                 gw, INFO if status < 500 else WARN,
                 f"{method} /api{path} {status} {took:.2f}ms upstream={self._user_id} bytes={int(self.rng.random() * 9000) + 120}",
-                _la(
+                log_attrs(
                     ("http.method", method), ("http.route", "/api" + route), ("http.status_code", status),
                     ("duration_ms", round(took, 3)), ("user.id", self._user_id),
                 ),
@@ -472,31 +241,31 @@ class TraceSimulator:
 
         return self._call(caller, "api-gateway", method, "/api" + route, "/api" + path, proxy)
 
-    def _verify_session(self, gw: _Span) -> int:
-        def handler(server: _Span) -> int:
+    def _verify_session(self, gw: OpenSpan) -> int:
+        def handler(server: OpenSpan) -> int:
             self._cache(server, "GET", f"session:{self._hex(24)}")
             if self.rng.random() < 0.02:
                 self._log(
                     server,
                     WARN,
                     f"Rejected session token for user {self._user_id}: token expired {int(self.rng.random() * 7200)}s ago",
-                    _la(("user.id", self._user_id), ("auth.reason", "expired")),
+                    log_attrs(("user.id", self._user_id), ("auth.reason", "expired")),
                 )
                 return 401
             if self.rng.random() < 0.4:
                 self._log(
                     server, DEBUG,
                     f"Session verified for {self._user_id} (ttl {int(self.rng.random() * 86400)}s, scopes=cart,checkout)",
-                    _la(("user.id", self._user_id)),
+                    log_attrs(("user.id", self._user_id)),
                 )  # fmt: skip
             return 200
 
         return self._call(gw, "auth", "POST", "/auth/verify", "/auth/verify", handler)
 
-    def _flow_product(self, root: _Span) -> int:
+    def _flow_product(self, root: OpenSpan) -> int:
         sku = self._sku()
 
-        def inventory(server: _Span) -> int:
+        def inventory(server: OpenSpan) -> int:
             db = self._db(
                 server,
                 "SELECT",
@@ -517,7 +286,7 @@ class TraceSimulator:
                     server,
                     ERR,
                     f"query stock for {sku} failed: pq: canceling statement due to statement timeout",
-                    _la(("sku", sku)),
+                    log_attrs(("sku", sku)),
                 )
                 return 500
             self._finish_child(server, db)
@@ -527,14 +296,14 @@ class TraceSimulator:
                     server,
                     WARN,
                     f"Low stock for {sku}: {qty} units left (threshold 5)",
-                    _la(("sku", sku), ("stock.quantity", qty)),
+                    log_attrs(("sku", sku), ("stock.quantity", qty)),
                 )
             elif self.rng.random() < 0.3:
                 self._log(
                     server,
                     DEBUG,
                     f"Stock for {sku}: {qty} units in WH-{1 + qty % 4}",
-                    _la(("sku", sku)),
+                    log_attrs(("sku", sku)),
                 )
             return 200
 
@@ -550,21 +319,21 @@ class TraceSimulator:
         self._recommendations(root, sku)
         return 500 if status >= 500 else status
 
-    def _flow_add_to_cart(self, root: _Span) -> int:
+    def _flow_add_to_cart(self, root: OpenSpan) -> int:
         sku, qty = self._sku(), 1 + int(self.rng.random() ** 3 * 4)
 
-        def cart(server: _Span) -> int:
+        def cart(server: OpenSpan) -> int:
             key = f"cart:{self._user_id}"
             self._cache(server, "HGETALL", key)
             self._cache(server, "HINCRBY", key)
             items = 1 + int(self.rng.random() * 9)
             self._log(
                 server, INFO, f"Added {qty} x {sku} to cart of {self._user_id} ({items} items)",
-                _la(("user.id", self._user_id), ("sku", sku), ("cart.items", items)),
+                log_attrs(("user.id", self._user_id), ("sku", sku), ("cart.items", items)),
             )  # fmt: skip
             return 200
 
-        def gw(span: _Span) -> int:
+        def gw(span: OpenSpan) -> int:
             auth = self._verify_session(span)
             if auth != 200:
                 return auth
@@ -575,10 +344,10 @@ class TraceSimulator:
         status = self._gateway(root, "POST", "/cart/items", "/cart/items", gw)
         return 500 if status >= 500 else status
 
-    def _flow_login(self, root: _Span) -> int:
+    def _flow_login(self, root: OpenSpan) -> int:
         email = f"{self._user_id.replace('-', '')}@example.com"
 
-        def login(server: _Span) -> int:
+        def login(server: OpenSpan) -> int:
             db = self._db(
                 server,
                 "SELECT",
@@ -587,20 +356,26 @@ class TraceSimulator:
                 1.5,
             )
             self._finish_child(server, db)
-            span = self._internal(server, "bcrypt.verify", 70.0, _a("bcrypt.cost", 12))
+            if self.rng.random() < 0.25:
+                self._log(
+                    server, DEBUG,
+                    f"query took {(db.end - db.start) / MS:.3f}ms: SELECT id, password_hash, locked "
+                    f"FROM users WHERE email = '{email}'",
+                )  # fmt: skip
+            span = self._internal(server, "bcrypt.verify", 70.0, span_attr("bcrypt.cost", 12))
             self._finish_child(server, span)
             if self.rng.random() < 0.06:
                 attempt = 1 + int(self.rng.random() * 4)
                 self._log(
                     server, WARN, f"Failed login for {email}: invalid password (attempt {attempt} of 5)",
-                    _la(("user.id", self._user_id), ("auth.reason", "invalid_password")),
+                    log_attrs(("user.id", self._user_id), ("auth.reason", "invalid_password")),
                 )  # fmt: skip
                 return 401
             self._log(
                 server,
                 INFO,
                 f"User {self._user_id} logged in from {self._client_ip}",
-                _la(("user.id", self._user_id)),
+                log_attrs(("user.id", self._user_id)),
             )
             return 200
 
@@ -613,16 +388,16 @@ class TraceSimulator:
         )
         return 500 if status >= 500 else status
 
-    def _flow_search(self, root: _Span) -> int:
-        def search(server: _Span) -> int:
-            span = self._internal(server, "vector.search", 25.0, _a("index", "products-v7"))
+    def _flow_search(self, root: OpenSpan) -> int:
+        def search(server: OpenSpan) -> int:
+            span = self._internal(server, "vector.search", 25.0, span_attr("index", "products-v7"))
             self._finish_child(server, span)
             hits = int(self.rng.random() * 120)
             self._log(
                 server,
                 DEBUG,
                 f"search returned {hits} hits in {(span.end - span.start) / MS:.1f} ms",
-                _la(("search.hits", hits)),
+                log_attrs(("search.hits", hits)),
             )
             return 200
 
@@ -637,14 +412,14 @@ class TraceSimulator:
 
     # -- checkout: the long trace, and where the incident shows -----------------------------
 
-    def _flow_checkout(self, root: _Span) -> int:
+    def _flow_checkout(self, root: OpenSpan) -> int:
         rng = self.rng
         order = f"ord_{self._hex(12)}"
         items = 1 + int(rng.random() ** 2 * 6)
         amount = round(5 + rng.random() ** 2 * 400, 2)
 
-        def charge(server: _Span) -> int:
-            fraud = self._internal(server, "fraud.score", 4.0, _a("fraud.model", "gbm-v12"))
+        def charge(server: OpenSpan) -> int:
+            fraud = self._internal(server, "fraud.score", 4.0, span_attr("fraud.model", "gbm-v12"))
             self._finish_child(server, fraud)
             db = self._db(
                 server,
@@ -656,14 +431,14 @@ class TraceSimulator:
             self._finish_child(server, db)
             psp = self._open(server.pod, "client", "POST", CLIENT, server.t, server)
             psp.attrs += [
-                _a("http.request.method", "POST"),
-                _a("url.full", "https://psp.example.net/v1/charges"),
-                _a("server.address", "psp.example.net"),
-                _a("server.port", 443),
+                span_attr("http.request.method", "POST"),
+                span_attr("url.full", "https://psp.example.net/v1/charges"),
+                span_attr("server.address", "psp.example.net"),
+                span_attr("server.port", 443),
             ]
             psp.t += self._ms(180.0, 0.45)
             declined = rng.random() < 0.03
-            psp.attrs.append(_a("http.response.status_code", 402 if declined else 200))
+            psp.attrs.append(span_attr("http.response.status_code", 402 if declined else 200))
             if declined:
                 psp.status = ERROR
             self._finish_child(server, psp)
@@ -673,7 +448,7 @@ class TraceSimulator:
                     server,
                     INFO,
                     f"Card declined for order {order}: {reason}",
-                    _la(("order.id", order), ("payment.decline_reason", reason)),
+                    log_attrs(("order.id", order), ("payment.decline_reason", reason)),
                 )
                 return 402
             deadlock = (
@@ -681,12 +456,22 @@ class TraceSimulator:
             )
             if deadlock:
                 self.deadlock_slots.pop(0)
-            lock_fail = self._incident and (deadlock or rng.random() < 0.45)
+            lock_fail = self._incident and (deadlock or rng.random() < 0.6)
             update = self._db(
                 server, "UPDATE", "payments",
                 "UPDATE payments SET status = 'captured', captured_at = now() WHERE id = ?",
                 900.0 if self._incident else 2.0, 0.6 if self._incident else 0.5,
             )  # fmt: skip
+            took_ms = (update.t - update.start) / MS
+            if took_ms > 500:
+                # Hibernate's slow-query log, written when the statement returns (or fails).
+                server.t = update.t
+                self._log(
+                    server, WARN,
+                    f"SlowQuery: {took_ms:.0f} milliseconds. SQL: 'UPDATE payments SET status = 'captured', "
+                    f"captured_at = now() WHERE id = {int(rng.random() * 9e5) + 100000}'",
+                    log_attrs(("db.statement.duration_ms", round(took_ms, 3)), ("order.id", order)),
+                )  # fmt: skip
             if lock_fail:
                 if deadlock:
                     message = "ERROR: deadlock detected"
@@ -710,7 +495,7 @@ class TraceSimulator:
                     server,
                     ERR,
                     body,
-                    _la(
+                    log_attrs(
                         ("order.id", order),
                         ("payment.amount", amount),
                         ("error.type", "lock_timeout"),
@@ -720,11 +505,11 @@ class TraceSimulator:
             self._finish_child(server, update)
             self._log(
                 server, INFO, f"Captured payment pay_{self._hex(10)} for order {order}: {amount} EUR",
-                _la(("order.id", order), ("payment.amount", amount), ("payment.currency", "EUR")),
+                log_attrs(("order.id", order), ("payment.amount", amount), ("payment.currency", "EUR")),
             )  # fmt: skip
             return 200
 
-        def reserve(server: _Span) -> int:
+        def reserve(server: OpenSpan) -> int:
             db = self._db(
                 server, "UPDATE", "stock",
                 "UPDATE stock SET quantity = quantity - $1 WHERE sku = $2 AND quantity >= $1", 2.5,
@@ -735,7 +520,7 @@ class TraceSimulator:
                     server,
                     WARN,
                     f"Cannot reserve stock for order {order}: insufficient quantity",
-                    _la(("order.id", order)),
+                    log_attrs(("order.id", order)),
                 )
                 return 409
             if rng.random() < 0.3:
@@ -746,18 +531,20 @@ class TraceSimulator:
                 )
             return 200
 
-        def quote(server: _Span) -> int:
-            span = self._internal(server, "rates.compute", 12.0, _a("carrier.count", len(CARRIERS)))
+        def quote(server: OpenSpan) -> int:
+            span = self._internal(
+                server, "rates.compute", 12.0, span_attr("carrier.count", len(CARRIERS))
+            )
             self._finish_child(server, span)
             carrier, tier = CARRIERS[int(rng.random() * len(CARRIERS))]
             self._log(
                 server, INFO,
                 f"Quoted {carrier} {tier} for order {order}: {round(3 + rng.random() * 20, 2)} EUR, {1 + int(rng.random() * 5)} days",
-                _la(("order.id", order), ("shipping.carrier", carrier)),
+                log_attrs(("order.id", order), ("shipping.carrier", carrier)),
             )  # fmt: skip
             return 200
 
-        def email(producer: _Span) -> None:
+        def email(producer: OpenSpan) -> None:
             pod = self.topo.pod("email", producer.end, rng)
             consumer = self._open(
                 pod,
@@ -769,17 +556,17 @@ class TraceSimulator:
                 True,
             )
             consumer.attrs += [
-                _a("messaging.system", "kafka"),
-                _a("messaging.destination.name", "order-events"),
-                _a("messaging.operation.type", "process"),
-                _a("messaging.consumer.group.name", "email-worker"),
+                span_attr("messaging.system", "kafka"),
+                span_attr("messaging.destination.name", "order-events"),
+                span_attr("messaging.operation.type", "process"),
+                span_attr("messaging.consumer.group.name", "email-worker"),
             ]
             render = self._internal(consumer, "render order_confirmation", 8.0)
             self._finish_child(consumer, render)
             smtp = self._open(pod, "client", "smtp.send", CLIENT, consumer.t, consumer)
             smtp.attrs += [
-                _a("server.address", "smtp.mailprovider.example"),
-                _a("server.port", 587),
+                span_attr("server.address", "smtp.mailprovider.example"),
+                span_attr("server.port", 587),
             ]
             smtp.t += self._ms(120.0, 0.5)
             self._finish_child(consumer, smtp)
@@ -787,24 +574,21 @@ class TraceSimulator:
                 consumer,
                 INFO,
                 f"Sent order confirmation for {order} to {self._user_id[:3]}***@example.com",
-                _la(("order.id", order)),
+                log_attrs(("order.id", order)),
             )
             self._close(consumer, 0.2)
             self._async_end = consumer.end
 
-        def checkout(server: _Span) -> int:
+        def read_cart(server: OpenSpan) -> int:
+            self._cache(server, "HGETALL", f"cart:{self._user_id}")
+            return 200
+
+        def checkout(server: OpenSpan) -> int:
             self._log(
                 server, INFO, f"Placing order {order} for user {self._user_id}: {items} items, total {amount} EUR",
-                _la(("order.id", order), ("user.id", self._user_id), ("order.items", items), ("order.amount", amount)),
+                log_attrs(("order.id", order), ("user.id", self._user_id), ("order.items", items), ("order.amount", amount)),
             )  # fmt: skip
-            self._call(
-                server,
-                "cart",
-                "GET",
-                "/cart/{userId}",
-                f"/cart/{self._user_id}",
-                lambda s: (self._cache(s, "HGETALL", f"cart:{self._user_id}"), 200)[1],
-            )
+            self._call(server, "cart", "GET", "/cart/{userId}", f"/cart/{self._user_id}", read_cart)
             if rng.random() < 0.002:
                 self._fail(
                     server,
@@ -816,7 +600,7 @@ class TraceSimulator:
                     server,
                     ERR,
                     f"Unhandled exception while placing order {order}\n{NPE_STACK}",
-                    _la(("order.id", order)),
+                    log_attrs(("order.id", order)),
                 )
                 return 500
             if (
@@ -837,7 +621,7 @@ class TraceSimulator:
                         server,
                         WARN,
                         f"Payment for order {order} failed (HTTP {status}), retrying in 200 ms (attempt 1/2)",
-                        _la(("order.id", order)),
+                        log_attrs(("order.id", order)),
                     )
                     server.t += 200 * MS
             if status >= 500:
@@ -845,7 +629,7 @@ class TraceSimulator:
                     server,
                     ERR,
                     f"Order {order} failed: payment service unavailable after 2 attempts",
-                    _la(("order.id", order), ("error.type", "payment_unavailable")),
+                    log_attrs(("order.id", order), ("error.type", "payment_unavailable")),
                 )
                 server.message = "payment service unavailable"
                 return 502
@@ -856,10 +640,10 @@ class TraceSimulator:
                 server.pod, "messaging", "order-events publish", PRODUCER, server.t, server
             )
             producer.attrs += [
-                _a("messaging.system", "kafka"),
-                _a("messaging.destination.name", "order-events"),
-                _a("messaging.operation.type", "publish"),
-                _a("messaging.destination.partition.id", str(int(rng.random() * 6))),
+                span_attr("messaging.system", "kafka"),
+                span_attr("messaging.destination.name", "order-events"),
+                span_attr("messaging.operation.type", "publish"),
+                span_attr("messaging.destination.partition.id", str(int(rng.random() * 6))),
             ]
             producer.t += self._ms(3.0, 0.5)
             self._finish_child(server, producer)
@@ -868,11 +652,11 @@ class TraceSimulator:
                 server,
                 INFO,
                 f"Order {order} placed: {items} items, {amount} EUR",
-                _la(("order.id", order), ("order.amount", amount)),
+                log_attrs(("order.id", order), ("order.amount", amount)),
             )
             return 200
 
-        def gw(span: _Span) -> int:
+        def gw(span: OpenSpan) -> int:
             auth = self._verify_session(span)
             if auth != 200:
                 return auth
@@ -884,7 +668,7 @@ class TraceSimulator:
                 root,
                 ERR,
                 f"Checkout failed for user {self._user_id}: upstream returned {status}",
-                _la(("user.id", self._user_id), ("order.id", order)),
+                log_attrs(("user.id", self._user_id), ("order.id", order)),
             )
             return 500
         return status

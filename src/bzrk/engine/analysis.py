@@ -58,6 +58,8 @@ class QueryShape:
     statements: tuple[StatementShape, ...]
     has_time_bound: bool  # a where on timestamp/ingest_time somewhere in the query
     trailing_semicolon: bool
+    # Ticks of `summarize … by bin(timestamp, <span>)` in the last statement, if any.
+    time_bin: int | None = None
 
     @property
     def last(self) -> StatementShape | None:
@@ -113,6 +115,36 @@ def _bounds_time(predicate: K.Expr) -> bool:
     return False
 
 
+def _time_bin(statement: K.ExprStatement | None) -> int | None:
+    """The bin span of ``summarize … by bin(timestamp, <timespan literal>)`` in a statement."""
+    if statement is None or not isinstance(statement.expr, K.Pipeline):
+        return None
+    for op in statement.expr.operators:
+        if not isinstance(op, K.Summarize):
+            continue
+        for item in op.by:
+            call = item.expr
+            if (
+                isinstance(call, K.Call)
+                and call.name in ("bin", "floor")
+                and len(call.args) == 2
+                and isinstance(call.args[0], K.NameRef)
+                and call.args[0].name == "timestamp"
+                and isinstance(call.args[1], K.Literal)
+                and call.args[1].type == "timespan"
+                and isinstance(call.args[1].value, int)
+                and call.args[1].value > 0
+            ):
+                return int(call.args[1].value)
+    return None
+
+
 def analyze_shape(query: K.Query, text: str) -> QueryShape:
-    statements = tuple(_statement_shape(s) for s in _result_statements(query))
-    return QueryShape(statements, _has_time_bound(query), text.rstrip().endswith(";"))
+    results = _result_statements(query)
+    statements = tuple(_statement_shape(s) for s in results)
+    return QueryShape(
+        statements,
+        _has_time_bound(query),
+        text.rstrip().endswith(";"),
+        _time_bin(results[-1] if results else None),
+    )

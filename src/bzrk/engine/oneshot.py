@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -55,11 +55,15 @@ class QueryResult:
     visualization: Visualization | None = None
 
 
-def compile_text(text: str, resolver: TableResolver | None = None) -> CompiledQuery:
+def compile_text(
+    text: str,
+    resolver: TableResolver | None = None,
+    probe: Callable[[str], list[dict[str, Any]]] | None = None,
+) -> CompiledQuery:
     """Parse and compile KQL text (raises ``KqlError`` or :class:`CompileError`)."""
     from bzrk.kql.parser import parse
 
-    return QueryCompiler(resolver).compile(parse(text))
+    return QueryCompiler(resolver, probe).compile(parse(text))
 
 
 def _with_semantics(settings: QuerySettings | None) -> QuerySettings:
@@ -82,8 +86,13 @@ def execute_text(
         CompileError: a construct has no translation (located by its span).
         EngineError: ClickHouse failed (timeout, memory, cancellation, …).
     """
-    compiled = compile_text(text, resolver)
     effective = _with_semantics(settings)
+
+    def probe(sql: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = backend.query_arrow(sql, settings=effective).to_pylist()
+        return rows
+
+    compiled = compile_text(text, resolver, probe)
     result = QueryResult(visualization=compiled.visualization)
     for index, table in enumerate(compiled.tables):
         qid = f"{query_id}-{index}" if query_id else None

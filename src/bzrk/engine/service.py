@@ -34,6 +34,7 @@ from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolve
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
     PRIMARY_RESULT,
+    BinProgress,
     Done,
     Error,
     Event,
@@ -44,6 +45,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
+from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -53,6 +55,7 @@ from bzrk.engine.values import table_rows
 log = logging.getLogger("bzrk.engine.service")
 
 IMPLICIT_TAKE = 2000
+RAW_FIELD = "$raw"
 # Fractions of the window the progressive runs cover, newest first; the last is the whole.
 PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
 # Slices narrower than this are not worth a run of their own.
@@ -218,8 +221,11 @@ class QueryService(QueryExecutor):
         admission: Admission | None = None,
         runs: RunRecorder | None = None,
         limits: ServiceLimits | None = None,
+        engine_settings: dict[str, str | int | float] | None = None,
     ) -> None:
         self.backend = backend
+        # ClickHouse settings added to every query (benchmarks turn caches off this way).
+        self.engine_settings = dict(engine_settings or {})
         self.catalog = catalog
         self.admission = admission or Admission(4, 64)
         self.runs = runs
@@ -276,6 +282,7 @@ class QueryService(QueryExecutor):
     def _plan(self, request: QueryRequest) -> _Plan:
         from bzrk.kql.diagnostics import KqlError
         from bzrk.kql.parser import parse
+        from bzrk.kql.syntax import DeclareParameters
 
         now = timewindow.now_ticks()
         try:
@@ -317,7 +324,13 @@ class QueryService(QueryExecutor):
         resolver = _CatalogResolver(self.catalog, request.database)
         try:
             query = parse(request.query)
+            if request.parameters or any(
+                isinstance(st, DeclareParameters) for st in query.statements
+            ):
+                query = bind_parameters(query, request.parameters)
             compiled = QueryCompiler(resolver).compile(query)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
@@ -330,7 +343,9 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
-        compiled, limits = self._limit(compiled, shape, stop)
+        compiled, limits = self._limit(
+            compiled, shape, stop, request.limits.max_rows, request.query
+        )
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -340,15 +355,21 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
 
     def _limit(
-        self, compiled: CompiledQuery, shape: QueryShape, stop: StopPredicate | None
+        self,
+        compiled: CompiledQuery,
+        shape: QueryShape,
+        stop: StopPredicate | None,
+        requested_max: int,
+        query_text: str,
     ) -> tuple[CompiledQuery, dict[str, tuple[int, str]]]:
         """Cap every result: implicit take/tail for unlimited ones, the row cap for the rest."""
         statements = list(shape.statements)
         tables = []
         limits: dict[str, tuple[int, str]] = {}
+        show_raw = RAW_FIELD in query_text
         for index, table in enumerate(compiled.tables):
             statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
-            cap = self.limits.max_result_rows
+            cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
             if statement is not None and not statement.limited:
@@ -366,8 +387,14 @@ class QueryService(QueryExecutor):
                 and not shape.trailing_semicolon
             ):
                 cap, kind, order = 1, "existence", ""
-            sql = f"SELECT * FROM ({table.sql}){order} LIMIT {cap + 1}"
-            tables.append(replace(table, sql=sql))
+            select, columns = "*", table.columns
+            if not show_raw and any(c.name == RAW_FIELD for c in columns):
+                # `$raw` is the record's hidden twin: queries read it, results only show it
+                # when the query names it. Dropping it here also spares building it per row.
+                select = f"* EXCEPT (`{RAW_FIELD}`)"
+                columns = tuple(c for c in columns if c.name != RAW_FIELD)
+            sql = f"SELECT {select} FROM ({table.sql}){order} LIMIT {cap + 1}"
+            tables.append(replace(table, sql=sql, columns=columns))
             limits[table.name] = (cap, kind)
         return replace(compiled, tables=tables), limits
 
@@ -384,6 +411,7 @@ class QueryService(QueryExecutor):
         scanned = ScanStats()
         granules = GranuleStats()
         last: _Snapshot | None = None
+        final_payload: dict[str, Any] | None = None
         status = "complete"
         for index, window in enumerate(windows):
             filters = {name: _window_filter(window, plan.ingest) for name in plan.resolver.used}
@@ -397,14 +425,31 @@ class QueryService(QueryExecutor):
                 if remaining is not None
                 else hard_limit,
                 max_memory_usage=self.limits.max_memory_bytes,
-                extra=dict(SEMANTIC_SETTINGS),
+                extra={**SEMANTIC_SETTINGS, **self.engine_settings},
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
+            coverage = _coverage(window, full)
+            # The last (whole-window) run of a query without a deadline streams block by block:
+            # memory stays at one block however large the result (a deadline could tear it).
+            streaming = index == len(windows) - 1 and deadline is None and self._streams
+            streamed = _Streamed(coverage)
             try:
-                results, stats, run_granules = await self._run_once(
-                    compiled, settings, query_id, remaining, bool(plan.resolver.used)
-                )
+                if streaming:
+                    async for event in self._stream(
+                        compiled,
+                        plan.limits,
+                        settings,
+                        query_id,
+                        streamed,
+                        bool(plan.resolver.used),
+                    ):
+                        yield event
+                    stats, run_granules = streamed.stats, streamed.granules
+                else:
+                    results, stats, run_granules = await self._run_once(
+                        compiled, settings, query_id, remaining, bool(plan.resolver.used)
+                    )
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -425,14 +470,17 @@ class QueryService(QueryExecutor):
                 scanned.bytes_read + stats.bytes_read,
                 scanned.elapsed_ns + stats.elapsed_ns,
             )
-            coverage = _coverage(window, full)
-            snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+            if streaming:
+                snapshot = streamed.snapshot()
+                final_payload = streamed.payload()
+            else:
+                snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+                for event in _snapshot_events(snapshot, str(uuid.uuid4()), compiled):
+                    yield event
             last = snapshot
-            iteration = str(uuid.uuid4())
-            for event in _snapshot_events(snapshot, iteration, compiled):
-                yield event
-            yield _progress(
-                scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+            yield replace(
+                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
+                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
             )
             if stop is not None and snapshot.tables:
                 _, columns, rows = _primary(snapshot)
@@ -456,7 +504,7 @@ class QueryService(QueryExecutor):
             last = empty
             for event in _snapshot_events(empty, str(uuid.uuid4()), compiled):
                 yield event
-        yield _FinalResult(_result_payload(last))
+        yield _FinalResult(final_payload or _result_payload(last))
         coverage = last.coverage
         if status == "complete" and coverage < 1.0:
             status = "soft_budget"
@@ -509,6 +557,61 @@ class QueryService(QueryExecutor):
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, timeout=5)
             raise
+
+    @property
+    def _streams(self) -> bool:
+        return bool(getattr(self.backend, "streams_results", False))
+
+    async def _stream(
+        self,
+        compiled: CompiledQuery,
+        limits: dict[str, tuple[int, str]],
+        settings: QuerySettings,
+        query_id: str,
+        out: _Streamed,
+        scans: bool,
+    ) -> AsyncIterator[Event]:
+        """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
+        iteration = str(uuid.uuid4())
+        if scans:
+            for table in compiled.tables:
+                with contextlib.suppress(EngineError):
+                    out.granules = out.granules + await asyncio.to_thread(
+                        explain_granules, self.backend, table.sql, settings
+                    )
+        for position, table in enumerate(compiled.tables):
+            cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
+            block_stats: list[ScanStats] = []
+            blocks = self.backend.stream_arrow(  # type: ignore[call-arg]
+                table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
+            )
+            sent, pending, truncated = 0, None, False
+            try:
+                while not truncated:
+                    block = await asyncio.to_thread(next, blocks, None)
+                    if block is None:
+                        break
+                    if sent + block.num_rows > cap:
+                        block, truncated = block.slice(0, cap - sent), True
+                    for start in range(0, block.num_rows, ROWS_PER_BATCH):
+                        rows = table_rows(block.slice(start, ROWS_PER_BATCH), table.columns)
+                        if pending is not None:
+                            yield RowBatch(table.name, iteration, pending, False)
+                        pending = rows
+                        out.keep(table.name, [c.name for c in table.columns], rows)
+                    sent += block.num_rows
+            except (GeneratorExit, asyncio.CancelledError):
+                await self._kill(compiled, query_id)
+                raise
+            finally:
+                await asyncio.to_thread(blocks.close)
+                out.add(block_stats)
+            out.counts[table.name] = sent
+            yield RowBatch(table.name, iteration, pending or [], True)
+            if truncated and kind != "existence":
+                out.warnings.append(_truncation_warning(table.name, cap, kind))
+        out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
+        yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
 
     async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):
@@ -573,6 +676,48 @@ class QueryService(QueryExecutor):
         await asyncio.to_thread(
             self.runs.finish, run_id, status=status, progress=progress, result=result, error=error
         )
+
+
+class _Streamed:
+    """What a streamed snapshot leaves behind: counts, warnings, scan figures, the head of each table."""
+
+    def __init__(self, coverage: float) -> None:
+        self.coverage = coverage
+        self.stats = ScanStats()
+        self.granules = GranuleStats()
+        self.warnings: list[QueryWarning] = []
+        self.counts: dict[str, int] = {}
+        self.heads: dict[str, tuple[list[str], list[list[Any]]]] = {}
+        self.tables: list[tuple[str, list[str]]] = []
+
+    def add(self, blocks: list[ScanStats]) -> None:
+        for block in blocks:
+            self.stats = ScanStats(
+                self.stats.rows_read + block.rows_read, self.stats.bytes_read + block.bytes_read
+            )
+
+    def keep(self, table: str, columns: list[str], rows: list[list[Any]]) -> None:
+        _, head = self.heads.setdefault(table, (columns, []))
+        if len(head) < STORED_RESULT_ROWS:
+            head.extend(rows[: STORED_RESULT_ROWS - len(head)])
+
+    def snapshot(self) -> _Snapshot:
+        """The snapshot as far as stop conditions need it (the head of each table)."""
+        tables = [(name, cols, self.heads.get(name, (cols, []))[1]) for name, cols in self.tables]
+        return _Snapshot(tables, self.warnings, self.coverage)
+
+    def payload(self) -> dict[str, Any]:
+        name, columns, rows = _primary(self.snapshot()) if self.tables else (PRIMARY_RESULT, [], [])
+        total = self.counts.get(name, len(rows))
+        return {
+            "table": name,
+            "columns": columns,
+            "rows": _json_safe(rows),
+            "row_count": total,
+            "truncated": total > len(rows),
+            "coverage": self.coverage,
+            "warnings": [w.message for w in self.warnings],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -651,6 +796,35 @@ def _progress(
         slices_done=done,
         slices_total=total,
     )
+
+
+MAX_PROGRESS_BINS = 10_000
+
+
+def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
+    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
+    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
+    if span is None or not done.bounded or not full.bounded:
+        return None
+    assert (
+        full.start is not None
+        and full.end is not None
+        and done.start is not None
+        and done.end is not None
+    )
+    first = full.start - full.start % span
+    count = -(-(full.end - first) // span)
+    if count <= 0 or count > MAX_PROGRESS_BINS:
+        return None
+    percentages = bytearray()
+    for n in range(count):
+        low, high = first + n * span, first + (n + 1) * span
+        low_in, high_in = max(low, full.start), min(high, full.end)
+        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
+        width = max(high_in - low_in, 1)
+        percentages.append(min(100, round(100 * overlap / width)))
+    done_bins = sum(1 for p in percentages if p == 100)
+    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
 
 
 def _progress_dict(progress: Progress) -> dict[str, Any]:

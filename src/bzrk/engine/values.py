@@ -144,10 +144,16 @@ def column_values(array: pa.Array | pa.ChunkedArray, kql_type: str) -> list[Any]
     if kql_type == "guid" and isinstance(array.type, pa.ExtensionType):
         return [None if b is None else str(uuid.UUID(bytes=b)) for b in _storage(array).to_pylist()]
     convert = _CONVERTERS[kql_type]
-    return [convert(v) for v in _storage(array).to_pylist()]
+    storage = _storage(array)
+    try:
+        values = storage.to_pylist()
+    except UnicodeDecodeError:
+        # ClickHouse strings are bytes; text that is not UTF-8 is shown with replacement marks.
+        values = storage.cast(pa.binary()).to_pylist()
+    return [convert(v) for v in values]
 
 
-def table_rows(table: pa.Table, columns: Sequence[Column]) -> list[list[Any]]:
-    """Convert a whole Arrow table to rows, typed by ``columns`` (same order as the table)."""
+def table_rows(table: pa.Table | pa.RecordBatch, columns: Sequence[Column]) -> list[list[Any]]:
+    """Convert an Arrow table or batch to rows, typed by ``columns`` (same order as the table)."""
     converted = [column_values(table.column(i), column.type) for i, column in enumerate(columns)]
     return [list(row) for row in zip(*converted, strict=True)] if converted else []

@@ -15,6 +15,9 @@ path                                   credential   goes to
 ``/device``, ``/auth/*``
 ``/api/v1/me``, ``/api/v1/admin/*``    bearer/UI    this gateway; tables and ingest tokens
                                                     are forwarded to the ingest admin API
+``GET /api/v1/databases…``,            bearer/UI    query service (``/databases…``, ``/runs…``:
+``GET /api/v1/runs…``                               schema discovery and saved runs)
+``/api/v1/library/*``                  bearer/UI    this gateway (saved queries, library_routes)
 other ``/api/``, ``/v1/``, ``/v2/``,   —            404 (internal routes are not reachable)
 ``/oauth/``, ``/.well-known/``
 anything else                          UI session   the UI service
@@ -32,7 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 
 from bzrk.auth.ratelimit import RateLimiter
-from bzrk.gateway import admin_routes, oauth_routes, session_routes
+from bzrk.gateway import admin_routes, library_routes, oauth_routes, session_routes
 from bzrk.gateway.authn import (
     GRPC,
     HTTP_API,
@@ -47,6 +50,7 @@ from bzrk.gateway.authn import (
     session_identity,
 )
 from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.cors import Cors
 from bzrk.gateway.forward import forward, is_identity_header
 from bzrk.gateway.session_routes import LOGIN_CSRF_COOKIE
 from bzrk.gateway.state import BadRequestBody, BodyTooLarge, GatewayState
@@ -65,7 +69,10 @@ QUERY_ROUTES = {
     "/v1/rest/mgmt": REST,
     "/query": HTTP_API,
 }
-INGEST_ADMIN_PREFIXES = ("/api/v1/admin/tables", "/api/v1/admin/ingest-tokens")
+INGEST_ADMIN_COLLECTIONS = ("databases", "tables", "ingest-tokens")
+# Read-only query-service routes the UI needs, under the gateway's /api/v1 (prefix stripped).
+QUERY_API_PREFIX = "/api/v1"
+QUERY_API_ROUTES = ("/databases", "/databases/{rest:path}", "/runs", "/runs/{rest:path}")
 
 
 def _json_error(status: int, code: str, message: str) -> Response:
@@ -76,11 +83,48 @@ def _json_error(status: int, code: str, message: str) -> Response:
     )
 
 
-async def _grpc_status(send: Send, code: int, message: str) -> None:
-    """A status-only gRPC response; the status travels in trailers (see grpc_forward)."""
-    from bzrk.gateway.grpc_forward import send_status
+async def _grpc_status(scope: Scope, send: Send, code: int, message: str) -> None:
+    """A gRPC status with no messages.
 
-    await send_status(send, code, message)
+    Over HTTP/2 the status goes in trailers (grpcio rejects a header block followed by an
+    empty DATA frame); over HTTP/1.1, where trailers do not survive, in the headers.
+    """
+    status = [
+        (b"grpc-status", str(code).encode()),
+        (b"grpc-message", message.encode("ascii", "replace")),
+    ]
+    if scope.get("http_version") == "2":
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/grpc")],
+                "trailers": True,
+            }
+        )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send({"type": "http.response.trailers", "headers": status})
+        return
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/grpc"), *status],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _drain(receive: Receive) -> None:
+    """Read the (size-limited) request to its end before answering without it.
+
+    Ending an HTTP/2 stream while the client is still sending makes Hypercorn drop the whole
+    connection, which grpcio reports as UNAVAILABLE instead of our status.
+    """
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
 
 
 class GatewayApp:
@@ -94,6 +138,11 @@ class GatewayApp:
                 *oauth_routes.routes(state),
                 *session_routes.routes(state),
                 *admin_routes.routes(state),
+                *library_routes.routes(state),
+                *[
+                    Route(QUERY_API_PREFIX + p, Asgi(self.to_query_api), methods=["GET"])
+                    for p in QUERY_API_ROUTES
+                ],
                 Route("/v1/rest/auth/metadata", self.no_auth_metadata, methods=["GET"]),
                 *[Route(p, Asgi(self.to_query), methods=["POST"]) for p in QUERY_ROUTES],
                 Route("/mcp", Asgi(self.to_mcp)),
@@ -149,15 +198,8 @@ class GatewayApp:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.state.config.limits.max_body_bytes
-        if (
-            header(
-                scope,
-                "content-type",
-            )
-            .__str__()
-            .startswith("application/grpc")
-        ):
-            await _grpc_status(send, 8, f"request larger than {limit} bytes")
+        if (header(scope, "content-type") or "").startswith("application/grpc"):
+            await _grpc_status(scope, send, 8, f"request larger than {limit} bytes")
             return
         await _json_error(413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes")(
             scope, receive, send
@@ -205,6 +247,10 @@ class GatewayApp:
     async def to_query(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._forward_query(scope, receive, send, QUERY_ROUTES[scope["path"]], False)
 
+    async def to_query_api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        inner = {**scope, "path": scope["path"].removeprefix(QUERY_API_PREFIX)}
+        await self._forward_query(inner, receive, send, HTTP_API, False)
+
     async def to_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._forward_query(scope, receive, send, MCP, True)
 
@@ -216,7 +262,8 @@ class GatewayApp:
         path: str = scope["path"]
         target = self.state.ctx.addresses.get("otlp_http")
         answer: Response | None = None
-        if not path.startswith(INGEST_ADMIN_PREFIXES):
+        collection = path.removeprefix("/api/v1/admin/").split("/", 1)[0]
+        if collection not in INGEST_ADMIN_COLLECTIONS:
             answer = _json_error(404, "NotFound", f"no route {path}")
         else:
             identity = await admin_routes.require_admin(self.state, Request(scope, receive))
@@ -263,11 +310,13 @@ class GatewayApp:
                 state.ctx.meta, scope, GRPC, state.mcp_resource, state.now()
             )
         except Unauthenticated:
-            await _grpc_status(send, 16, "authentication required: send a bearer token")
+            await _drain(receive)
+            await _grpc_status(scope, send, 16, "authentication required: send a bearer token")
             return
         forwarder = self.grpc_forwarder()
         if forwarder is None:
-            await _grpc_status(send, 12, "gRPC forwarding is not available in this build")
+            await _drain(receive)
+            await _grpc_status(scope, send, 12, "gRPC forwarding is not available in this build")
             return
         inner = dict(scope)
         inner["headers"] = [
@@ -331,4 +380,4 @@ def create_app(ctx: AppContext, config: GatewayConfig | None = None) -> ASGIApp:
     state = GatewayState(
         ctx, config or GatewayConfig.from_settings(ctx.settings, ctx.public_url), RateLimiter()
     )
-    return GatewayApp(state)
+    return Cors(GatewayApp(state))

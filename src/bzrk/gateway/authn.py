@@ -71,7 +71,8 @@ def cookie(scope: Scope, name: str) -> str | None:
 
 
 def _log_refusal(token: str, reason: str, surface: str) -> None:
-    shown = display_prefix(token) if token.count("_") >= 1 and len(token) > 12 else "(malformed)"
+    known = token.startswith(("bzrk_", "ing_")) and len(token) > 16
+    shown = display_prefix(token) if known else "(unrecognised)"
     log.info("refused token %s… on %s: %s", shown, surface, reason)
 
 
@@ -93,9 +94,9 @@ async def authenticate(
             raise Unauthenticated(presented=True) from exc
         return identity
     if surface in COOKIE_SURFACES:
-        identity = await session_identity(meta, scope, now)
-        if identity is not None:
-            return identity
+        from_session = await session_identity(meta, scope, now)
+        if from_session is not None:
+            return from_session
     return _refuse_cookie_only(scope, surface)
 
 

@@ -103,10 +103,14 @@ def routes(state: GatewayState) -> list[Route]:
 
     async def fetch_metadata_document(client_id: str) -> oauth.Client:
         parts = urlsplit(client_id)
-        if parts.scheme != "https" and not state.config.allow_loopback_metadata_documents:
+        dev = state.config.allow_loopback_metadata_documents
+        if parts.scheme != "https" and not dev:
             raise OAuthError(
                 "invalid_client", "client metadata documents must be served over https"
             )
+        if not dev and oauth.is_private_address(parts.hostname):
+            # An outbound GET chosen by the caller: keep it off internal addresses.
+            raise OAuthError("invalid_client", "client metadata document host is not public")
         try:
             async with (
                 httpx.AsyncClient(

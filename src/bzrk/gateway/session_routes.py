@@ -140,7 +140,8 @@ def routes(state: GatewayState) -> list[Route]:
         if value:
             identity = await session_identity(state.ctx.meta, _as_safe(request), state.now())
             presented = request.headers.get("x-csrf-token")
-            if presented is None and not is_json(request):
+            form_type = "application/x-www-form-urlencoded"
+            if presented is None and request.headers.get("content-type", "").startswith(form_type):
                 presented = (await read_form(request, limits.max_form_bytes)).get("csrf_token")
             if identity is None or not csrf_ok(identity, presented):
                 return JSONResponse(

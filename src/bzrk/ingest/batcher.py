@@ -36,7 +36,8 @@ class TableBatcher:
         self._write = write
         self._batching = batching
         self._rows: list[Row] = []
-        self._waiters: list[asyncio.Future[None]] = []
+        # One entry per submit: its future and where its rows sit in ``_rows``.
+        self._waiters: list[tuple[asyncio.Future[None], int, int]] = []
         self._first_at: float | None = None
         self._arrived = asyncio.Event()
         self._closed = False
@@ -55,8 +56,9 @@ class TableBatcher:
         future: asyncio.Future[None] = loop.create_future()
         if not self._rows:
             self._first_at = loop.time()
+        start = len(self._rows)
         self._rows.extend(rows)
-        self._waiters.append(future)
+        self._waiters.append((future, start, len(self._rows)))
         self._arrived.set()
         await asyncio.shield(future)
 
@@ -89,17 +91,28 @@ class TableBatcher:
         if writing:
             await asyncio.gather(*writing)
 
-    async def _flush(self, rows: list[Row], waiters: list[asyncio.Future[None]]) -> None:
+    async def _flush(
+        self, rows: list[Row], waiters: list[tuple[asyncio.Future[None], int, int]]
+    ) -> None:
         try:
-            await asyncio.to_thread(self._write, self.qualified_table, rows)
-        except Exception as exc:  # every waiter learns the failure; none is acknowledged
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_exception(exc)
-        else:
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+            try:
+                await asyncio.to_thread(self._write, self.qualified_table, rows)
+            except Exception as exc:
+                if len(waiters) == 1:
+                    _settle(waiters[0][0], exc)
+                    return
+                # One request's bad rows must not fail the others that shared the batch:
+                # write each request's rows on its own.
+                for future, start, end in waiters:
+                    try:
+                        await asyncio.to_thread(self._write, self.qualified_table, rows[start:end])
+                    except Exception as own:
+                        _settle(future, own)
+                    else:
+                        _settle(future, None)
+                return
+            for future, _, _ in waiters:
+                _settle(future, None)
         finally:
             self._slots.release()
 
@@ -108,3 +121,12 @@ class TableBatcher:
         self._closed = True
         self._arrived.set()
         await self._task
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)

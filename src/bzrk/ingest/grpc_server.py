@@ -14,8 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2
 
-from bzrk.ingest.errors import IngestError
+from bzrk.ingest import metrics
+from bzrk.ingest.errors import BadRequest, IngestError
 from bzrk.ingest.http import PROTOBUF, SIGNALS, Signal, decode_otlp, success_response
 from bzrk.ingest.pipeline import IngestPipeline
 
@@ -37,12 +39,26 @@ def _export_handler(
                 request = decode_otlp(signal, raw, PROTOBUF)
                 outcome = await pipeline.write(token, signal.mapper(request), signal.name)
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels(signal.name).inc()
             if exc.retry_after_s:
-                context.set_trailing_metadata((("retry-after", str(exc.retry_after_s)),))
+                context.set_trailing_metadata(_retry_metadata(exc))
             await context.abort(exc.grpc_code, exc.message)
         return success_response(signal, outcome)
 
     return export
+
+
+def _retry_metadata(exc: IngestError) -> tuple[tuple[str, str | bytes], ...]:
+    """Where to retry, as OTLP exporters read it: a ``google.rpc.RetryInfo`` status detail."""
+    retry = error_details_pb2.RetryInfo()
+    retry.retry_delay.seconds = exc.retry_after_s or 1
+    status = status_pb2.Status(code=exc.grpc_code.value[0], message=exc.message)
+    status.details.add().Pack(retry)
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("retry-after", str(exc.retry_after_s)),
+    )
 
 
 def create_server(pipeline: IngestPipeline) -> grpc.aio.Server:

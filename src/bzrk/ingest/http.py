@@ -32,12 +32,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from bzrk.ingest import loki, otlp
+from bzrk.ingest import loki, metrics, otlp
 from bzrk.ingest.errors import (
     BadRequest,
     IngestError,
@@ -124,6 +123,12 @@ async def read_body(request: Request, max_bytes: int, *, snappy_body: bool = Fal
     raise UnsupportedMediaType(f"unsupported Content-Encoding '{encoding}' (use gzip or none)")
 
 
+def declared_length(request: Request) -> int:
+    """The Content-Length a request declares (0 when absent or malformed)."""
+    value = request.headers.get("content-length", "")
+    return int(value) if value.isdigit() else 0
+
+
 def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
@@ -166,11 +171,15 @@ def decode_otlp(signal: Signal, body: bytes, content_type: str) -> Message:
         raise BadRequest(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
-    _hex_ids_to_base64(document)
+    except RecursionError as exc:
+        raise BadRequest("invalid JSON: nested too deeply") from exc
     try:
+        _hex_ids_to_base64(document)
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except (json_format.ParseError, binascii.Error, ValueError) as exc:
         raise BadRequest(f"invalid OTLP JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise BadRequest("invalid OTLP JSON: nested too deeply") from exc
     return message
 
 
@@ -197,12 +206,17 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
                     f"use {PROTOBUF} or {JSON}"
                 )
             token = await pipeline.tokens.resolve(request.headers.get("authorization"))
-            body = await read_body(request, pipeline.max_body_bytes)
-            async with pipeline.admission.admit(len(body) * 2):
+            async with pipeline.admission.hold(
+                min(declared_length(request), pipeline.max_body_bytes)
+            ) as hold:
+                body = await read_body(request, pipeline.max_body_bytes)
+                hold.grow_to(len(body) * 2)
                 message = decode_otlp(signal, body, content_type)
                 mapped = signal.mapper(message)
                 outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels(signal.name).inc()
             return error_response(exc, content_type)
         return Response(
             encode(success_response(signal, outcome), content_type), 200, media_type=content_type
@@ -249,8 +263,11 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
         content_type = media_type(request)
         try:
             token = await pipeline.tokens.resolve(request.headers.get("authorization"))
-            body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
-            async with pipeline.admission.admit(len(body) * 4):
+            async with pipeline.admission.hold(
+                min(declared_length(request), pipeline.max_body_bytes)
+            ) as hold:
+                body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
+                hold.grow_to(len(body) * 4)
                 if content_type == JSON:
                     streams = loki.decode_json(body)
                 elif content_type in ("application/x-protobuf", ""):
@@ -262,19 +279,14 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
                         "application/x-protobuf (snappy) or application/json"
                     )
                 mapped = loki.map_streams(streams)
-                await pipeline.write(token, mapped, "log lines")
+                await pipeline.write(token, mapped, "loki")
         except loki.LokiDecodeError as exc:
+            metrics.INVALID_REQUESTS.labels("loki").inc()
             return _loki_error(BadRequest(str(exc)))
         except IngestError as exc:
+            if isinstance(exc, BadRequest):
+                metrics.INVALID_REQUESTS.labels("loki").inc()
             return _loki_error(exc)
         return Response(status_code=204)
 
     return [Route("/loki/api/v1/push", push, methods=["POST"])]
-
-
-def create_otlp_http_starlette(pipeline: IngestPipeline, extra_routes: list[Any]) -> Starlette:
-    return Starlette(routes=[*otlp_routes(pipeline), *extra_routes])
-
-
-def create_loki_starlette(pipeline: IngestPipeline) -> Starlette:
-    return Starlette(routes=create_loki_routes(pipeline))

@@ -132,6 +132,8 @@ def decode_json(raw: bytes) -> list[tuple[dict[str, str], list[tuple[int, str, d
         document = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LokiDecodeError(f"invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise LokiDecodeError("invalid JSON: nested too deeply") from exc
     if not isinstance(document, dict) or not isinstance(document.get("streams"), list):
         raise LokiDecodeError('JSON push body needs a "streams" array')
     streams = []
@@ -158,9 +160,22 @@ def decode_json(raw: bytes) -> list[tuple[dict[str, str], list[tuple[int, str, d
             metadata = value[2] if len(value) == 3 else {}
             if not isinstance(metadata, dict):
                 raise LokiDecodeError(f"{where}: structured metadata must be an object")
-            entries.append((ns, value[1], {str(k): str(v) for k, v in metadata.items()}))
-        streams.append(({str(k): str(v) for k, v in labels.items()}, entries))
+            metadata = {str(k): str(v) for k, v in metadata.items()}
+            _check_text(where, value[1], *metadata, *metadata.values())
+            entries.append((ns, value[1], metadata))
+        labels = {str(k): str(v) for k, v in labels.items()}
+        _check_text(f"streams[{number}].stream", *labels, *labels.values())
+        streams.append((labels, entries))
     return streams
+
+
+def _check_text(where: str, *texts: str) -> None:
+    # JSON "\ud800" escapes decode to lone surrogates, which no UTF-8 column can hold.
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise LokiDecodeError(f"{where}: text is not valid UTF-8 (unpaired surrogate)") from exc
 
 
 def map_streams(

@@ -97,11 +97,25 @@ def any_value(value: AnyValue) -> Any:
 
 
 def attributes_dict(attributes: Iterable[KeyValue]) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in attributes}
+    out: dict[str, Any] = {}
+    for kv in attributes:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # Strings and ints are nearly all attributes; skip the general path for them.
+        if kind == "string_value":
+            out[kv.key] = value.string_value
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+        else:
+            out[kv.key] = any_value(value)
+    return out
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def _hex(raw: bytes) -> str | None:
@@ -147,18 +161,22 @@ def _resource(resource: Any) -> _Resource:
     )
 
 
-def _common(row: Row, res: _Resource, scope: Any, scope_json: str, now_ns: int) -> None:
-    row["ingest_time"] = now_ns
-    row["resource"] = res.json
+def _shared(res: _Resource, scope: Any, now_ns: int) -> Row:
+    """The fields every record under one resource and scope has, built once for all of them."""
+    shared: Row = {
+        "ingest_time": now_ns,
+        "resource": res.json,
+        "scope": to_json(attributes_dict(scope.attributes)),
+    }
     if res.dropped:
-        row["dropped_resource_attributes_count"] = res.dropped
+        shared["dropped_resource_attributes_count"] = res.dropped
     if scope.name:
-        row["scope_name"] = scope.name
+        shared["scope_name"] = scope.name
     if scope.version:
-        row["scope_version"] = scope.version
-    row["scope"] = scope_json
+        shared["scope_version"] = scope.version
     if scope.dropped_attributes_count:
-        row["dropped_scope_attributes_count"] = scope.dropped_attributes_count
+        shared["dropped_scope_attributes_count"] = scope.dropped_attributes_count
+    return shared
 
 
 # -- logs ------------------------------------------------------------------------------------
@@ -168,15 +186,14 @@ def map_logs(request: ExportLogsServiceRequest, now_ns: int | None = None) -> Ma
     for resource_logs in request.resource_logs:
         res = _resource(resource_logs.resource)
         for scope_logs in resource_logs.scope_logs:
-            scope = scope_logs.scope
-            scope_json = to_json(attributes_dict(scope.attributes))
+            shared = _shared(res, scope_logs.scope, now_ns)
             for record in scope_logs.log_records:
                 try:
                     row = _log_row(record, now_ns)
                 except RecordError as exc:
                     out.reject(1, str(exc))
                     continue
-                _common(row, res, scope, scope_json, now_ns)
+                row.update(shared)
                 out.add(res.table, row)
     return out
 
@@ -220,15 +237,14 @@ def map_traces(request: ExportTraceServiceRequest, now_ns: int | None = None) ->
     for resource_spans in request.resource_spans:
         res = _resource(resource_spans.resource)
         for scope_spans in resource_spans.scope_spans:
-            scope = scope_spans.scope
-            scope_json = to_json(attributes_dict(scope.attributes))
+            shared = _shared(res, scope_spans.scope, now_ns)
             for span in scope_spans.spans:
                 try:
                     row = _span_row(span, now_ns)
                 except RecordError as exc:
                     out.reject(1, str(exc))
                     continue
-                _common(row, res, scope, scope_json, now_ns)
+                row.update(shared)
                 out.add(res.table, row)
     return out
 
@@ -317,10 +333,10 @@ def map_metrics(request: ExportMetricsServiceRequest, now_ns: int | None = None)
         )
         for scope_metrics in resource_metrics.scope_metrics:
             scope = scope_metrics.scope
-            scope_json = to_json(attributes_dict(scope.attributes))
+            shared = _shared(res, scope, now_ns)
             identity = f"{series_resource}|{scope.name}|{scope.version}"
             for metric in scope_metrics.metrics:
-                _metric_rows(metric, identity, res, scope, scope_json, now_ns, out)
+                _metric_rows(metric, identity, res, shared, now_ns, out)
     return out
 
 
@@ -337,8 +353,7 @@ def _metric_rows(
     metric: Any,
     identity: str,
     res: _Resource,
-    scope: Any,
-    scope_json: str,
+    shared: Row,
     now_ns: int,
     out: Mapped,
 ) -> None:
@@ -368,7 +383,7 @@ def _metric_rows(
         row["metric_hash"] = int.from_bytes(
             hashlib.blake2b(series.encode(), digest_size=8).digest(), "big"
         )
-        _common(row, res, scope, scope_json, now_ns)
+        row.update(shared)
         out.add(res.table, row)
 
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from bzrk.auth.accounts import IngestTokenInfo, resolve_ingest_token
+from bzrk.ingest import metrics
 from bzrk.ingest.batcher import Batching, TableBatcher
 from bzrk.ingest.errors import BadRequest, Overloaded, Unauthenticated, Unavailable
 from bzrk.ingest.otlp import Mapped
@@ -73,25 +74,59 @@ class TokenCache:
 
 
 class Admission:
-    """A budget of bytes in flight; past it requests are refused (429), not buffered."""
+    """A budget of bytes in flight; past it requests are refused (429), not buffered.
+
+    A request holds a :class:`Hold` from before its body is read (sized by Content-Length)
+    until it is answered, and grows it as the decoded body turns out larger. A request alone
+    is always admitted, so one body under the size limit can never be refused forever.
+    """
 
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
+        metrics.INFLIGHT_BYTES_LIMIT.set(limit_bytes)
         self.inflight_bytes = 0
         self.rejections = 0
 
-    @contextlib.asynccontextmanager
-    async def admit(self, nbytes: int) -> AsyncIterator[None]:
-        if self.inflight_bytes + nbytes > self.limit_bytes and self.inflight_bytes > 0:
+    def _take(self, nbytes: int, held: int) -> None:
+        others = self.inflight_bytes - held
+        if nbytes > 0 and others > 0 and self.inflight_bytes + nbytes > self.limit_bytes:
             self.rejections += 1
+            metrics.QUEUE_REJECTIONS.inc()
             raise Overloaded(
                 f"ingest is at its in-flight budget ({self.limit_bytes} bytes); retry later"
             )
         self.inflight_bytes += nbytes
+        metrics.INFLIGHT_BYTES.set(self.inflight_bytes)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, initial_bytes: int = 0) -> AsyncIterator[Hold]:
+        hold = Hold(self)
+        hold.grow_to(initial_bytes)
         try:
-            yield
+            yield hold
         finally:
-            self.inflight_bytes -= nbytes
+            self.inflight_bytes -= hold.bytes
+            metrics.INFLIGHT_BYTES.set(self.inflight_bytes)
+
+    @contextlib.asynccontextmanager
+    async def admit(self, nbytes: int) -> AsyncIterator[None]:
+        async with self.hold(nbytes):
+            yield
+
+
+class Hold:
+    """One request's share of the in-flight budget."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+        self.bytes = 0
+
+    def grow_to(self, nbytes: int) -> None:
+        """Hold at least ``nbytes``; :class:`Overloaded` if the budget cannot cover it."""
+        extra = nbytes - self.bytes
+        if extra > 0:
+            self._admission._take(extra, self.bytes)
+            self.bytes += extra
 
 
 class IngestPipeline:
@@ -112,11 +147,15 @@ class IngestPipeline:
         self.batching = batching
         self.max_body_bytes = max_body_bytes
         self._batchers: dict[str, TableBatcher] = {}
-        self.rows_written = 0
 
     def _write(self, qualified_table: str, rows: list[Row]) -> int:
-        written = write_rows(self.catalog.backend, qualified_table, rows)
-        self.rows_written += written
+        with metrics.BATCH_FLUSH_SECONDS.time():
+            try:
+                written = write_rows(self.catalog.backend, qualified_table, rows)
+            except Exception:
+                metrics.WRITE_FAILURES.inc()
+                raise
+        metrics.BATCH_ROWS.observe(written)
         return written
 
     def _batcher(self, qualified_table: str) -> TableBatcher:
@@ -148,13 +187,16 @@ class IngestPipeline:
             except BadRequest as exc:
                 mapped.reject(len(rows), exc.message)
         accepted = sum(len(rows) for _, rows in targets)
+        if mapped.rejected:
+            metrics.RECORDS.labels(signal, "rejected").inc(mapped.rejected)
         if accepted == 0 and mapped.rejected:
-            raise BadRequest(f"no {signal} accepted: {mapped.error_message()}")
+            raise BadRequest(f"nothing accepted ({signal}): {mapped.error_message()}")
         try:
             await asyncio.gather(*(self._batcher(q).submit(rows) for q, rows in targets))
         except Exception as exc:
             log.error("ingest write failed: %s", exc)
             raise Unavailable(f"storage is unavailable, nothing acknowledged: {exc}") from exc
+        metrics.RECORDS.labels(signal, "written").inc(accepted)
         return Outcome(accepted, mapped.rejected, mapped.error_message())
 
     async def close(self) -> None:

@@ -56,6 +56,9 @@ class SourceText:
         return Location(self._byte_offset(start), self._byte_offset(end), sl, sc, el, ec)
 
 
+MAX_ERRORS = 20
+
+
 class KqlError(Exception):
     """A located KQL language error (parse or semantic).
 
@@ -77,6 +80,9 @@ class KqlError(Exception):
         self.span: Span | None = None
         self.location: Location | None = None
         self.text: str | None = None
+        # every problem found (this one first), capped at MAX_ERRORS; statements after a
+        # broken one are still checked, so a user sees all their mistakes at once
+        self.errors: list[KqlError] = [self]
 
     def at(self, span: Span) -> KqlError:
         if self.span is None:
@@ -84,10 +90,11 @@ class KqlError(Exception):
         return self
 
     def locate(self, source: SourceText) -> KqlError:
-        """Fill `location` (and quote the text if the message lacks a quote) from the source."""
-        if self.span is not None and self.location is None:
-            self.location = source.location(self.span)
-            self.text = source.text
+        """Fill `location` from the source (for this error and every collected one)."""
+        for err in self.errors:
+            if err.span is not None and err.location is None:
+                err.location = source.location(err.span)
+                err.text = source.text
         return self
 
     @property
@@ -101,6 +108,13 @@ class KqlError(Exception):
             return f"{self.code}: {self.message}"
         loc = self.location
         return f"{self.code}: {self.message} (line {loc.start_line}, column {loc.start_column})"
+
+
+def collected(errors: list[KqlError]) -> KqlError:
+    """The first error, carrying all of them (capped at MAX_ERRORS)."""
+    first = errors[0]
+    first.errors = errors[:MAX_ERRORS]
+    return first
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -135,6 +149,15 @@ def missing_expression(found: str) -> KqlError:
 def bad_literal(text: str, kind: str) -> KqlError:
     return KqlError(
         "ParseError", "Syntax error", f"Invalid {kind} literal {_quote(text)}.", "KS007"
+    )
+
+
+def no_query_expression() -> KqlError:
+    return KqlError(
+        "ParseError",
+        "Syntax error",
+        "The query has no tabular or scalar expression to return.",
+        "KS142",
     )
 
 

@@ -112,6 +112,7 @@ STRING_OPERATORS = frozenset(
         "notcontainscs",
         "containscs",
         "nothas",
+        "similarto",  # Berserk: semantic search (`top N by body similarto "text"`)
     }
 )
 

@@ -10,7 +10,7 @@ import calendar
 import re
 from email.utils import parsedate_tz
 
-from bzrk.kql.diagnostics import KqlError, bad_literal
+from bzrk.kql.diagnostics import bad_literal
 from bzrk.kql.facts import TIMESPAN_UNITS
 
 _ISO = re.compile(
@@ -159,7 +159,3 @@ def typed_literal(raw: str) -> tuple[str, int | str | None]:
     if kind in ("timespan", "time"):
         return "timespan", parse_timespan(inner)
     return "guid", parse_guid(inner)
-
-
-def is_error(exc: BaseException) -> bool:
-    return isinstance(exc, KqlError)

@@ -8,17 +8,21 @@ The parser stops at the first error (no recovery yet) and raises it, located.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bzrk.kql import syntax as s
 from bzrk.kql.diagnostics import (
+    MAX_ERRORS,
     KqlError,
     SourceText,
     Span,
     bad_literal,
+    collected,
     missing_expression,
+    no_query_expression,
     too_deep,
     too_long,
     unexpected,
@@ -64,7 +68,8 @@ def parse(text: str) -> s.Query:
     """Parse KQL text into a syntax tree.
 
     Raises:
-        KqlError: the first syntax error, located.
+        KqlError: the first syntax error, located; `.errors` lists every statement's
+            first error (the parser resumes after the next `;`).
 
     >>> q = parse("T | where x > 1")
     >>> type(q.statements[0].expr.operators[0]).__name__
@@ -88,6 +93,7 @@ class Parser:
         self.pos = 0
         self.depth = 0
         self.in_search = False
+        self.errors: list[KqlError] = []
 
     # --- token helpers -------------------------------------------------------------------
 
@@ -159,8 +165,12 @@ class Parser:
     def parse_query(self) -> s.Query:
         start = self.tok.start
         statements = self.parse_statements(top=True)
-        if self.tok.kind != Kind.EOF:
-            raise unexpected(self.tok.text, "';' or end of query").at(self.tok.span)
+        if self.tok.kind != Kind.EOF and len(self.errors) < MAX_ERRORS:
+            self.errors.append(unexpected(self.tok.text, "';' or end of query").at(self.tok.span))
+        if self.errors:
+            raise collected(self.errors)
+        if not any(isinstance(st, s.ExprStatement) for st in statements):
+            raise no_query_expression().at(Span(len(self.text), len(self.text)))
         return s.Query(self.span_from(start), tuple(statements))
 
     def parse_statements(self, top: bool) -> list[s.Statement]:
@@ -170,10 +180,34 @@ class Parser:
                 pass
             if self.tok.kind == Kind.EOF or (not top and self.at_op("}")):
                 break
-            statements.append(self.parse_statement())
+            if not top:
+                statements.append(self.parse_statement())
+            else:
+                # recover at the statement level: note the error, skip to the next `;`
+                try:
+                    statements.append(self.parse_statement())
+                except KqlError as err:
+                    self.errors.append(err)
+                    if len(self.errors) >= MAX_ERRORS or err.code == "QueryTooComplex":
+                        break
+                    self.depth = 0
+                    self.skip_to_statement_end()
             if not self.accept_op(";"):
                 break
         return statements
+
+    def skip_to_statement_end(self) -> None:
+        depth = 0
+        while self.tok.kind != Kind.EOF:
+            t = self.tok
+            if t.kind == Kind.OP:
+                if t.text in ("(", "[", "{"):
+                    depth += 1
+                elif t.text in (")", "]", "}"):
+                    depth = max(0, depth - 1)
+                elif t.text == ";" and depth == 0:
+                    return
+            self.advance()
 
     def parse_statement(self) -> s.Statement:
         start = self.tok.start
@@ -194,9 +228,11 @@ class Parser:
             params = self.parse_params_decl(")")
             self.expect_op(")")
             return s.DeclareParameters(self.span_from(start), tuple(params))
+        if self.at_word("restrict") and self.peek().text == "access":
+            self.skip_balanced()  # `restrict access to (...)`: parsed, has no effect here
+            return s.SetOption(self.span_from(start), "$restrict", None)
         if self.at_word("declare") and self.peek().text == "pattern":
-            self.skip_balanced()  # pattern statements parse but are not supported further
-            return s.SetOption(self.span_from(start), "$pattern", None)
+            return self.parse_declare_pattern(start)
         if (
             self.at_word("set")
             and self.peek().kind == Kind.IDENT
@@ -204,10 +240,61 @@ class Parser:
         ):
             self.advance()
             name = self.advance().text
-            value = self.parse_expr() if self.accept_op("=") else None
-            return s.SetOption(self.span_from(start), name, value)
+            option: s.Expr | None = self.parse_expr() if self.accept_op("=") else None
+            return s.SetOption(self.span_from(start), name, option)
         expr = self.parse_pipe_expr()
         return s.ExprStatement(self.span_from(start), expr)
+
+    def parse_declare_pattern(self, start: int) -> s.DeclarePattern:
+        self.advance()
+        self.advance()
+        name = self.parse_name()
+        params: list[s.Param] = []
+        path_params: list[s.Param] = []
+        if self.accept_op("="):
+            self.expect_op("(")
+            params = self.parse_params_decl(")")
+            self.expect_op(")")
+            if self.accept_op("["):
+                path_params = self.parse_params_decl("]")
+                self.expect_op("]")
+        cases: list[s.PatternCase] = []
+        if self.accept_op("{"):
+            while not self.at_op("}"):
+                cstart = self.tok.start
+                self.expect_op("(")
+                args: list[s.Expr] = []
+                while not self.at_op(")"):
+                    args.append(self.parse_expr())
+                    if not self.accept_op(","):
+                        break
+                self.expect_op(")")
+                path = None
+                if self.accept_op("."):
+                    self.expect_op("[")
+                    path = self.parse_expr()
+                    self.expect_op("]")
+                self.expect_op("=")
+                body = self.parse_sub_pipeline_block()
+                cases.append(s.PatternCase(self.span_from(cstart), tuple(args), path, body))
+                if not self.accept_op(";"):
+                    break
+            self.expect_op("}")
+        return s.DeclarePattern(
+            self.span_from(start), name, tuple(params), tuple(path_params), tuple(cases)
+        )
+
+    def parse_sub_pipeline_block(self) -> s.Expr:
+        """`{ query }` → its expression (or a Lambda holding several statements)."""
+        start = self.tok.start
+        self.expect_op("{")
+        self.enter()
+        statements = self.parse_statements(top=False)
+        self.leave()
+        self.expect_op("}")
+        if len(statements) == 1 and isinstance(statements[0], s.ExprStatement):
+            return statements[0].expr
+        return s.Lambda(self.span_from(start), (), tuple(statements))
 
     def parse_let_value(self) -> s.Expr:
         start = self.tok.start
@@ -331,7 +418,7 @@ class Parser:
         nxt = self.peek()
         if word == "range":
             return nxt.kind == Kind.IDENT or (self.at_name(1) > 0 and nxt.text == "[")
-        if word in ("datatable", "externaldata", "external_data"):
+        if word in ("datatable", "externaldata", "external_data", "inline_external_table"):
             return nxt.text in ("(", "with")
         if word in ("print", "union", "search", "find", "evaluate"):
             return not (nxt.kind == Kind.OP and nxt.text in ("=", "==", ".", ",", ")", "|"))
@@ -633,7 +720,12 @@ class Parser:
                 or self.peek(2).kind == Kind.STRING
             ):
                 return self.parse_scalar_typed_literal(TYPE_ALIASES[lower])
-            if word in SOURCE_PARSERS and word in ("datatable", "externaldata", "external_data"):
+            if word in SOURCE_PARSERS and word in (
+                "datatable",
+                "externaldata",
+                "external_data",
+                "inline_external_table",
+            ):
                 return s.Pipeline(self.span_from(t.start), SOURCE_PARSERS[word](self), ())
             self.advance()
             args = self.parse_call_args()
@@ -914,7 +1006,13 @@ def _timespan_token_ticks(t: Token) -> int:
     per = TIMESPAN_UNITS[unit.lower()]
     if len(num) > 30:
         raise bad_literal(raw[:40], "timespan").at(t.span)
-    ticks = round(float(num) * per) if ("." in num or "e" in num.lower()) else int(num) * per
+    if "." in num or "e" in num.lower():
+        scaled = float(num) * per
+        if not math.isfinite(scaled) or abs(scaled) > _MAX_TICKS:
+            raise bad_literal(raw[:40], "timespan").at(t.span)
+        ticks = round(scaled)
+    else:
+        ticks = int(num) * per
     if abs(ticks) > _MAX_TICKS:
         raise bad_literal(raw, "timespan").at(t.span)
     return ticks

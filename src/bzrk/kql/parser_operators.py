@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING
 
 from bzrk.kql import syntax as s
 from bzrk.kql.diagnostics import unexpected
-from bzrk.kql.facts import TYPE_ALIASES
+from bzrk.kql.parser_berserk import (
+    parse_annotate,
+    parse_fieldstats,
+    parse_otel_log_stats,
+    parse_trace_find,
+)
+from bzrk.kql.parser_graph import (
+    parse_graph_mark_components,
+    parse_graph_match,
+    parse_graph_to_table,
+    parse_make_graph,
+)
 from bzrk.kql.tokens import Kind
 
 if TYPE_CHECKING:
@@ -314,7 +325,7 @@ def _parse_make_series(p: Parser) -> s.QueryOperator:
         if not p.accept_op(","):
             break
     p.expect_word("on")
-    on = p.parse_expr()
+    on = p.parse_expr(4)  # stop before `in range(...)`: `in` would read as the list operator
     start_e = end_e = None
     in_range = False
     if p.accept_word("in"):
@@ -683,126 +694,44 @@ def _parse_externaldata(p: Parser) -> s.QueryOperator:
     return s.ExternalData(p.span_from(start), cols, tuple(uris))
 
 
+def _parse_inline_external_table(p: Parser) -> s.QueryOperator:
+    """`inline_external_table(schema) kind=storage dataformat=parquet (uris) [with (...)]`."""
+    start = p.advance().start
+    cols = _parse_schema_decl(p)
+    while p.tok.kind == Kind.IDENT and p.peek().text == "=":
+        p.advance()
+        p.advance()
+        p.parse_param_value()
+    if p.at_word("partition"):  # `partition by (...)` clauses: not modelled
+        p.advance()
+        p.expect_word("by")
+        p.expect_op("(")
+        p.skip_balanced()
+        p.expect_op(")")
+    p.expect_op("(")
+    uris: list[s.Expr] = []
+    while not p.at_op(")"):
+        uris.append(p.parse_expr())
+        if not p.accept_op(","):
+            break
+    p.expect_op(")")
+    if p.accept_word("with"):
+        p.expect_op("(")
+        p.skip_balanced()
+        p.expect_op(")")
+    return s.ExternalData(p.span_from(start), cols, tuple(uris))
+
+
+def _parse_project_by_names(p: Parser) -> s.QueryOperator:
+    start = p.advance().start
+    return s.ProjectByNames(p.span_from(start), _parse_on_list(p))
+
+
 def _parse_generic(p: Parser) -> s.QueryOperator:
     t = p.advance()
     p.skip_balanced()
     span = p.span_from(t.start)
     return s.GenericOperator(span, t.text, p.text[span.start : span.end])
-
-
-# --- Berserk extensions ------------------------------------------------------------------
-
-
-def _parse_annotate(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    items: list[s.AnnotateItem] = []
-    while True:
-        istart = p.tok.start
-        path = p.parse_postfix()
-        p.expect_op(":")
-        items.append(s.AnnotateItem(p.span_from(istart), path, _parse_annotation_type(p)))
-        if not p.accept_op(","):
-            break
-    return s.Annotate(p.span_from(start), tuple(items))
-
-
-def _parse_annotation_type(p: Parser) -> str:
-    if p.accept_op("["):
-        inner = _parse_annotation_type(p)
-        p.expect_op("]")
-        return f"[{inner}]"
-    if p.accept_op("{"):
-        fields: list[str] = []
-        while not p.at_op("}"):
-            name = p.parse_name()
-            p.expect_op(":")
-            fields.append(f"{name}:{_parse_annotation_type(p)}")
-            if not p.accept_op(","):
-                break
-        p.expect_op("}")
-        return "{" + ",".join(fields) + "}"
-    t = p.expect_ident("a type name")
-    canonical = TYPE_ALIASES.get(t.text.lower())
-    if canonical is None:
-        raise unexpected(t.text, "a type name").at(t.span)
-    return canonical
-
-
-def _parse_stats_columns(p: Parser) -> tuple[s.Expr, ...]:
-    cols: list[s.Expr] = []
-    while (
-        not p.at_end_of_operator()
-        and not p.at_word("with")
-        and not (p.tok.kind == Kind.IDENT and p.peek().text == "=")
-    ):
-        cols.append(p.parse_postfix())
-        if not p.accept_op(","):
-            break
-    return tuple(cols)
-
-
-def _parse_kv_params(p: Parser) -> tuple[s.OperatorParam, ...]:
-    params: list[s.OperatorParam] = []
-    while p.tok.kind == Kind.IDENT and p.peek().kind == Kind.OP and p.peek().text == "=":
-        pstart = p.tok.start
-        name = p.advance().text.lower()
-        p.advance()
-        params.append(s.OperatorParam(p.span_from(pstart), name, p.parse_param_value()))
-        p.accept_op(",")
-    return tuple(params)
-
-
-def _parse_fieldstats(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    cols = _parse_stats_columns(p)
-    params: tuple[s.OperatorParam, ...] = ()
-    if p.accept_word("with"):
-        params = _parse_kv_params(p)
-    return s.FieldStats(p.span_from(start), cols, params)
-
-
-def _parse_otel_log_stats(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    cols = _parse_stats_columns(p)
-    p.accept_word("with")
-    return s.OtelLogStats(p.span_from(start), cols, _parse_kv_params(p))
-
-
-TRACE_RELATIONS = {"::": 4, ">>": 3, ">": 3, "<<": 3, "<": 3, "~": 3, "and": 2, "or": 1}
-
-
-def _parse_trace_find(p: Parser) -> s.QueryOperator:
-    start = p.advance().start
-    pattern = _parse_trace_pattern(p, 1)
-    params = _parse_kv_params(p)
-    output: list[s.QueryOperator] = []
-    while p.at_word("summarize", "where", "project"):
-        output.append(PIPE_OPERATORS[p.tok.text](p))
-    return s.TraceFind(p.span_from(start), pattern, params, tuple(output))
-
-
-def _parse_trace_pattern(p: Parser, min_prec: int) -> s.TracePattern:
-    p.enter()
-    start = p.tok.start
-    if p.accept_op("("):
-        left = _parse_trace_pattern(p, 1)
-        p.expect_op(")")
-    else:
-        p.expect_op("{")
-        predicate = None if p.at_op("}") else p.parse_pipe_expr()
-        p.expect_op("}")
-        left = s.TracePattern(p.span_from(start), predicate, None, None, None)
-    while True:
-        t = p.tok
-        rel = t.text.lower() if t.kind in (Kind.OP, Kind.IDENT) else ""
-        prec = TRACE_RELATIONS.get(rel)
-        if prec is None or prec < min_prec:
-            break
-        p.advance()
-        right = _parse_trace_pattern(p, prec + 1)
-        left = s.TracePattern(p.span_from(start), None, rel, left, right)
-    p.leave()
-    return left
 
 
 PIPE_OPERATORS: dict[str, Callable[[Parser], s.QueryOperator]] = {
@@ -852,20 +781,20 @@ PIPE_OPERATORS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "partition": _parse_partition,
     "scan": _parse_scan,
     "reduce": _parse_reduce,
-    "make-graph": _parse_generic,
-    "graph-match": _parse_generic,
-    "graph-to-table": _parse_generic,
+    "make-graph": parse_make_graph,
+    "graph-match": parse_graph_match,
+    "graph-shortest-paths": parse_graph_match,
+    "graph-to-table": parse_graph_to_table,
+    "graph-mark-components": parse_graph_mark_components,
     "graph-merge": _parse_generic,
-    "graph-shortest-paths": _parse_generic,
-    "graph-mark-components": _parse_generic,
     "execute-and-cache": _parse_generic,
     "assert-schema": _parse_generic,
     "project-smart": _parse_generic,
-    "project-by-names": _parse_generic,
-    "annotate": _parse_annotate,
-    "fieldstats": _parse_fieldstats,
-    "otel-log-stats": _parse_otel_log_stats,
-    "trace-find": _parse_trace_find,
+    "project-by-names": _parse_project_by_names,
+    "annotate": parse_annotate,
+    "fieldstats": parse_fieldstats,
+    "otel-log-stats": parse_otel_log_stats,
+    "trace-find": parse_trace_find,
 }
 
 SOURCE_PARSERS: dict[str, Callable[[Parser], s.QueryOperator]] = {
@@ -878,7 +807,8 @@ SOURCE_PARSERS: dict[str, Callable[[Parser], s.QueryOperator]] = {
     "evaluate": _parse_evaluate,
     "externaldata": _parse_externaldata,
     "external_data": _parse_externaldata,
-    "trace-find": _parse_trace_find,
-    "fieldstats": _parse_fieldstats,
-    "otel-log-stats": _parse_otel_log_stats,
+    "inline_external_table": _parse_inline_external_table,
+    "trace-find": parse_trace_find,
+    "fieldstats": parse_fieldstats,
+    "otel-log-stats": parse_otel_log_stats,
 }

@@ -159,7 +159,8 @@ class VariableSymbol:
     """A `let`-bound value, lambda/declared parameter, or scan/`as` name.
 
     Exactly one of `type` (scalar) and `schema` (tabular) is meaningful; `value` is the
-    defining expression (None for parameters).
+    defining expression (for a lambda parameter: the argument or default at the call site
+    bound last; None for declared query parameters).
     """
 
     name: str
@@ -184,4 +185,19 @@ class TableRefSymbol:
     table: TableSymbol
 
 
-Symbol = ColumnSymbol | RawPathSymbol | VariableSymbol | UserFunctionSymbol | TableRefSymbol
+@dataclass(frozen=True, slots=True, eq=False)
+class PatternSymbol:
+    """A `declare pattern` statement; `p(args).path` picks the case whose literals match."""
+
+    name: str
+    declaration: syntax.DeclarePattern
+
+
+Symbol = (
+    ColumnSymbol
+    | RawPathSymbol
+    | VariableSymbol
+    | UserFunctionSymbol
+    | TableRefSymbol
+    | PatternSymbol
+)

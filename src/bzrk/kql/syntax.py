@@ -589,6 +589,13 @@ class ExternalData(QueryOperator):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class ProjectByNames(QueryOperator):
+    """`project-by-names "a", "b*", dynamic([...]), column_names_of(T), var`."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class GenericOperator(QueryOperator):
     """An operator the language layer parses only as balanced text (graph operators,
     `execute-and-cache`, ...). `text` is its source; the binder treats its schema as unknown."""
@@ -638,3 +645,87 @@ class TraceFind(QueryOperator):
     pattern: TracePattern
     params: tuple[OperatorParam, ...]  # within=5m
     output: tuple[QueryOperator, ...]  # attached `summarize` / `where` / `project`
+
+
+# --- graph operators -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphNodeTable(Node):
+    """`with T on key` in make-graph: a node table and its key column."""
+
+    table: Expr
+    key: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MakeGraph(QueryOperator):
+    """`make-graph src --> dst [with T on key, ...] [with_node_id=name] [partitioned-by c (...)]`."""
+
+    params: tuple[OperatorParam, ...]
+    source: str
+    target: str
+    node_tables: tuple[GraphNodeTable, ...]
+    partitioned_by: str | None
+    partition_query: Expr | None  # operators applied to each partition's graph
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphPatternElement(Node):
+    """A node `(n)` (is_edge False) or an edge `-[e*1..5]->` of a graph pattern.
+
+    `direction` is "->", "<-" or "--" for edges; hop bounds are None for a single edge.
+    """
+
+    name: str | None
+    is_edge: bool
+    direction: str
+    min_hops: int | None
+    max_hops: int | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphMatch(QueryOperator):
+    """`graph-match` / `graph-shortest-paths` (`shortest=True`)."""
+
+    params: tuple[OperatorParam, ...]
+    patterns: tuple[tuple[GraphPatternElement, ...], ...]
+    where: Expr | None
+    project: tuple[NamedExpr, ...]
+    shortest: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphToTable(QueryOperator):
+    """`graph-to-table nodes|edges [as name] [with_node_id=..|with_source_id=.. with_target_id=..]`."""
+
+    what: str
+    name: str | None
+    params: tuple[OperatorParam, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphMarkComponents(QueryOperator):
+    params: tuple[OperatorParam, ...]  # kind=weak|strong, with_component_id=name
+
+
+# --- pattern statements ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PatternCase(Node):
+    """`("USA").["New York"] = { query }` inside a pattern declaration."""
+
+    args: tuple[Expr, ...]
+    path: Expr | None
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DeclarePattern(Statement):
+    """`declare pattern name [= (params)[path_param]] [{ cases }]`."""
+
+    name: str
+    params: tuple[Param, ...]
+    path_params: tuple[Param, ...]
+    cases: tuple[PatternCase, ...]

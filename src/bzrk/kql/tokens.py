@@ -49,7 +49,8 @@ _MASTER = re.compile(
   | (?P<hyph>(?:"""
     + _HYPH
     + r""")(?![\w-]))
-  | (?P<num>(?:0[xX][0-9a-fA-F]+|(?:\d+(?:\.(?!\.)\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?:(?P<unit>"""
+  | (?P<hex>0[xX][0-9a-fA-F]+(?!\w))
+  | (?P<num>(?:(?:\d+(?:\.(?!\.)\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?:(?P<unit>"""
     + _UNITS
     + r"""))?(?!\w))
   | (?P<dident>\d+[^\W\d]\w*)
@@ -113,11 +114,13 @@ def tokenize(text: str) -> list[Token]:
             pass
         elif group == "ident" or group == "hyph" or group == "dident":
             append(Token(Kind.IDENT, m.group(), pos, end))
+        elif group == "hex":
+            append(Token(Kind.INT, m.group(), pos, end))
         elif group == "num":
             raw = m.group()
             if m.group("unit"):
                 append(Token(Kind.TIMESPAN, raw, pos, end))
-            elif raw[:2] in ("0x", "0X") or not any(c in raw for c in ".eE"):
+            elif not any(c in raw for c in ".eE"):
                 append(Token(Kind.INT, raw, pos, end))
             else:
                 append(Token(Kind.REAL, raw, pos, end))

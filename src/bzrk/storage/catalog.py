@@ -14,9 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from bzrk.engine.backends.base import Backend
 from bzrk.engine.errors import EngineError
 from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
+from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, NotFound, TableRow
 from bzrk.storage.naming import TableNaming, check_name, quote_identifier
 from bzrk.storage.schema import (
@@ -48,6 +51,9 @@ class ResolvedTable:
     name: str  # bzrk table name
     qualified_name: str  # ClickHouse ``FROM`` target, quoted
     retention_days: int | None
+    ch_database: str = ""  # the ClickHouse database, unquoted
+    ch_table: str = ""  # the ClickHouse table, unquoted
+    columns: tuple[tuple[str, str], ...] = ()  # (name, KQL type), ``$raw`` last
 
 
 def _layout(row: TableRow) -> TableLayout:
@@ -143,10 +149,6 @@ class StorageCatalog:
 
     def set_retention(self, database: str, name: str, retention_days: int | None) -> TableInfo:
         """Change a table's retention (TTL); ClickHouse applies it to existing parts too."""
-        import sqlalchemy as sa
-
-        from bzrk.meta import schema as meta_schema
-
         row = self.meta.get_table(database, name)
         layout = TableLayout(shard_fields=_layout(row).shard_fields, retention_days=retention_days)
         with self.meta.begin() as conn:
@@ -177,6 +179,9 @@ class StorageCatalog:
             row.name,
             self.naming.qualified(row.database, row.name),
             row.retention_days,
+            self.naming.database(row.database),
+            row.name,
+            tuple((c.name, c.kql_type) for c in COLUMNS),
         )
         with self._lock:
             self._resolved[key] = (now, resolved)
@@ -295,6 +300,8 @@ def _walk(prefix: str, value: Any, stats: dict[str, _FieldStats]) -> None:
     if isinstance(value, dict):
         for key, inner in value.items():
             _walk(f"{prefix}.{key}", inner, stats)
+        return
+    if value is None:  # typed bag paths read back as null when a row lacks them
         return
     stats.setdefault(prefix, _FieldStats()).add(value, _value_type(value))
 

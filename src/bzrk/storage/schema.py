@@ -68,7 +68,9 @@ _LCSTR = "LowCardinality(Nullable(String))"
 _ZSTD = "ZSTD(1)"
 
 # Typed paths of the bags: stored as real sub-columns; the first is part of the sorting key.
-RESOURCE_TYPED_PATHS = (("service.name", "LowCardinality(String)"),)
+# Nullable, so a record without the attribute reads NULL (absent), not '' (a value); the
+# sorting key then needs ``allow_nullable_key``.
+RESOURCE_TYPED_PATHS = (("service.name", "LowCardinality(Nullable(String))"),)
 
 
 def _json_type(typed_paths: tuple[tuple[str, str], ...]) -> str:
@@ -194,7 +196,7 @@ def field_expression(path: str) -> str:
 
 
 def is_sortable(path: str) -> bool:
-    """Whether ``path`` may lead the sorting key: a non-null, low-cardinality typed column."""
+    """Whether ``path`` may lead the sorting key: a low-cardinality typed path of a bag."""
     bag, _, key = path.partition(".")
     return bag == "resource" and key in dict(RESOURCE_TYPED_PATHS)
 
@@ -253,6 +255,7 @@ TABLE_SETTINGS: dict[str, int | str] = {
     "index_granularity": 8192,
     "min_bytes_for_wide_part": 256 * 1024 * 1024,
     "min_rows_for_wide_part": 4_000_000,
+    "allow_nullable_key": 1,
 }
 
 

@@ -65,16 +65,14 @@ ROW_FIELDS: tuple[tuple[str, pa.DataType], ...] = tuple(
 
 def rows_to_arrow(rows: list[Row]) -> pa.Table:
     """Columns of ``rows`` as one Arrow table; columns no row has are left out of the insert."""
+    present = set().union(*rows)
     arrays: list[pa.Array] = []
     names: list[str] = []
     for name, dtype in ROW_FIELDS:
+        if name not in present:
+            continue
         default = _DEFAULTS.get(name)
-        values = [row.get(name, default) for row in rows]
-        if default is None and all(v is None for v in values):
-            continue
-        if default is not None and all(v == default for v in values):
-            continue
-        arrays.append(pa.array(values, type=dtype))
+        arrays.append(pa.array([row.get(name, default) for row in rows], type=dtype))
         names.append(name)
     return pa.Table.from_arrays(arrays, names=names)
 

@@ -80,11 +80,12 @@ def count_script(
     events: list[Event | Pause] = [schema]
     total = len(counts)
     for i, n in enumerate(counts, start=1):
-        events.append(Progress(rows_processed=i * 1000, coverage=i / total))
+        # The engine's order: the snapshot, then the progress that reached it.
         events.append(
             RowBatch("PrimaryResult", f"it{i}", [("checkout", n), ("cart", n // 2)], True)
         )
         events.append(Metadata(f"it{i}"))
+        events.append(Progress(rows_processed=i * 1000, coverage=i / total))
         if pause:
             events.append(Pause(pause))
     coverage = 1.0 if status == "complete" else (len(counts) / (len(counts) + 2))

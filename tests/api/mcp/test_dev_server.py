@@ -204,3 +204,86 @@ async def test_timeout_above_cap_is_a_tool_error(gateway: dict[str, str]) -> Non
         )
         assert result.is_error
         assert "300000" in result.content[0].text
+
+
+async def test_snapshot_logs_and_soft_budget_through_the_gateway(gateway: dict[str, str]) -> None:
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async with connect(gateway, log_level="info", logging_callback=on_log) as mcp:
+        stopped = await mcp.call_tool(
+            "query",
+            {
+                "query": "default | summarize n = count()",
+                "database": "default",
+                "since": "1d ago",
+                "stop_when": "n >= 1",
+                "timeout_ms": 60_000,
+            },
+        )
+        budget = await mcp.call_tool(
+            "query",
+            {
+                "query": "default | summarize n = count() by bin(timestamp, 1m)",
+                "database": "default",
+                "since": "1d ago",
+                "timeout_ms": 1,
+            },
+        )
+    needs_executor(stopped)
+    assert stopped.structured_content["status"] == "stopped_early"
+    assert stopped.structured_content["rows"][0][0] >= 1
+    assert logs and logs[0].data["event"] == "snapshot"
+    assert any(entry.data["event"] == "stop" for entry in logs)
+    assert not budget.is_error, budget.content[0].text
+    if budget.structured_content["status"] == "soft_budget":
+        assert budget.structured_content["partial"] is True
+        assert budget.structured_content["coverage"] < 1
+        assert any("timeout_ms" in note for note in budget.structured_content["notes"])
+    else:  # the engine finished inside 1 ms: nothing to cut
+        assert budget.structured_content["status"] == "complete"
+
+
+def doc_examples() -> tuple[list[str], list[dict[str, Any]]]:
+    """The KQL snippets and the query-tool JSON examples of the bundled get_docs pages."""
+    import json
+    import re
+
+    from bzrk.api.mcp.catalog_tools import DOCS
+
+    queries: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for topic, text in DOCS.items():
+        for lang, block in re.findall(r"```(\w+)\n(.*?)```", text, re.S):
+            if lang == "json":
+                calls.append(json.loads(block))
+            elif lang == "kql" and topic != "trace-find":  # documented as not running yet
+                for snippet in re.split(r"\n\s*\n", block):
+                    lines = [ln for ln in snippet.splitlines() if not ln.strip().startswith("//")]
+                    if any(ln.strip() for ln in lines):
+                        queries.append("\n".join(lines))
+    return queries, calls
+
+
+async def test_every_docs_example_runs(gateway: dict[str, str]) -> None:
+    """get_docs must not teach queries bzrk rejects: each example runs on the real engine."""
+    queries, calls = doc_examples()
+    assert len(queries) >= 5 and len(calls) >= 3
+    results = []
+    async with connect(gateway) as mcp:
+        for query in queries:
+            args = {"query": query, "database": "default", "since": "1d ago", "timeout_ms": 60_000}
+            results.append((query, await mcp.call_tool("query", args)))
+        for args in calls:
+            results.append(
+                (args["query"], await mcp.call_tool("query", {**args, "timeout_ms": 60_000}))
+            )
+    needs_executor(results[0][1])
+    failures = [(q, r.content[0].text) for q, r in results if r.is_error]
+    # Known engine bug (reported): percentile(x, 95) reaches ClickHouse unscaled.
+    known = [f for f in failures if "Quantile level is out of range" in f[1]]
+    assert [f for f in failures if f not in known] == []
+    if known:
+        pytest.xfail(f"engine bug: percentile(x, p) fails ({len(known)} docs examples)")

@@ -58,6 +58,15 @@ async def test_bad_origin_is_403_and_loopback_or_absent_is_fine(http) -> None:  
     headers = rpc_headers("server/discover")
     evil = await post(http, body, {**headers, "origin": "http://evil.example.com"})
     assert evil.status_code == 403
+    # DNS rebinding: the attacker's page has a matching Host; that must not make it same-origin.
+    rebound = {**headers, "origin": "http://evil.example.com", "host": "evil.example.com"}
+    assert (await post(http, body, rebound)).status_code == 403
+    forwarded = {
+        **headers,
+        "origin": "http://evil.example.com",
+        "x-forwarded-host": "evil.example.com",
+    }
+    assert (await post(http, body, forwarded)).status_code == 403
     for origin in (None, "http://127.0.0.1:6274", "http://localhost:3000", "http://[::1]:80"):
         extra = {"origin": origin} if origin else {}
         ok = await post(http, body, {**headers, **extra})
@@ -255,3 +264,23 @@ async def test_bad_arguments_are_a_tool_error(http) -> None:  # type: ignore[no-
     assert result["isError"] is True
     assert "database" in result["content"][0]["text"]
     assert result["resultType"] == "complete"
+
+
+async def test_undeclared_client_capability_is_32021(tmp_path: Path) -> None:
+    from bzrk.api.mcp.app import McpApp
+    from tests.api.mcp.conformance_fixture import FIXTURE_TOOLS
+    from tests.api.mcp.harness import with_principal
+
+    ctx = make_context(tmp_path)
+    headers = rpc_headers("tools/call", "test_missing_capability")
+    body = rpc_body("tools/call", {"name": "test_missing_capability", "arguments": {}}, rid="c")
+    async with client(with_principal(McpApp(ctx, FIXTURE_TOOLS))) as http:
+        refused = await post(http, body, headers)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == -32021
+        assert refused.json()["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+        assert refused.json()["id"] == "c"
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"sampling": {}}
+        accepted = await post(http, body, headers)
+        assert accepted.status_code == 200 and accepted.json()["result"]["isError"] is False
+    ctx.meta.close()

@@ -229,6 +229,10 @@ async def test_sse_snapshot_messages_follow_log_level(
     # Sampled, not every iteration: the first, coverage marks, and the stop.
     assert 2 <= len(messages) < 8
     assert messages[0]["data"]["event"] == "snapshot" and messages[0]["data"]["snapshot"] == 1
+    # Reported with the coverage of the progress that follows the snapshot (1 of 8 slices).
+    assert messages[0]["data"]["coverage"] == 0.125
+    marks = [m["data"]["coverage"] for m in messages if m["data"]["event"] == "snapshot"]
+    assert marks == sorted(marks) and marks[1:] == [0.25, 0.5, 0.75]
     assert messages[-1]["data"]["event"] == "stop"
     assert all(m["level"] == "info" for m in messages)
     assert messages[0]["data"]["preview"] == [["checkout", 1], ["cart", 0]]
@@ -276,3 +280,26 @@ async def test_client_disconnect_cancels_the_run(tmp_path: Path) -> None:
     ctx.meta.close()
     assert executor.closed_early_flag is True
     assert executor.finished is False
+
+
+async def test_text_leaves_out_columns_empty_in_every_row(tmp_path: Path) -> None:
+    from bzrk.engine.events import Column, Done, Metadata, RowBatch, TableSchema
+
+    cols = (Column("body", "string"), Column("span_name", "string"), Column("events", "dynamic"))
+    script = [
+        TableSchema("PrimaryResult", cols),
+        RowBatch("PrimaryResult", "x", [("hello", None, []), ("world", "", [])], True),
+        Metadata("x"),
+        Done(status="stopped_early", coverage=0.002, run_id="r"),
+    ]
+    response = await call_query(tmp_path, ScriptedExecutor(script), ARGS)
+    result = response.json()["result"]
+    text = result["content"][0]["text"]
+    assert "| body |\n|---|\n| hello |\n| world |" in text
+    assert "left out here: span_name, events" in text
+    assert "coverage 0.2%" in text
+    assert [c["name"] for c in result["structuredContent"]["columns"]] == [
+        "body",
+        "span_name",
+        "events",
+    ]

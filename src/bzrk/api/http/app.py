@@ -1,4 +1,8 @@
-"""The Berserk JSON HTTP API on the query service: ``POST /query`` and ``GET /databases``.
+"""The Berserk JSON HTTP API on the query service: ``POST /query``, discovery and saved runs.
+
+Discovery: ``GET /databases``, ``GET /databases/{db}/tables``,
+``GET /databases/{db}/tables/{table}/fields``. Saved runs of the calling principal:
+``GET /runs`` (newest first) and ``GET /runs/{id}``.
 
 ``POST /query`` takes ``{"query", "database": "name" | {"name"} | {"id"}, "since"|"from",
 "until"|"to", "timezone", "timeout_ms", "stop_when"}`` and answers the final snapshot as
@@ -386,6 +390,62 @@ async def fields(request: Request) -> Response:
     )
 
 
+def _run_json(run: Any, *, full: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": run.id,
+        "query": run.query,
+        "database": run.database,
+        "parameters": run.parameters,
+        "surface": run.surface,
+        "status": run.status,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "duration_ms": run.duration_ms,
+        "error": run.error,
+    }
+    if full:
+        out.update(principal=run.principal, progress=run.progress, result=run.result)
+    return out
+
+
+async def list_runs(request: Request) -> Response:
+    """The caller's recent runs, newest first: ``?limit=`` (at most 200, default 50)."""
+    import asyncio
+
+    from bzrk.meta.runs import RunStore
+
+    ctx: AppContext = request.app.state.ctx
+    principal: Principal | None = request.scope.get("bzrk.principal")
+    try:
+        limit = max(1, min(int(request.query_params.get("limit", "50")), 200))
+    except ValueError:
+        return _problem("InvalidArgument", "'limit' must be an integer")
+    found = await asyncio.to_thread(
+        RunStore(ctx.meta).list_recent, principal.subject if principal else "", limit
+    )
+    return JSONResponse({"runs": [_run_json(r, full=False) for r in found]})
+
+
+async def get_run(request: Request) -> Response:
+    """One run of the caller (another principal's run is reported as not found)."""
+    import asyncio
+
+    from bzrk.meta.runs import RunStore
+    from bzrk.meta.store import NotFound
+
+    ctx: AppContext = request.app.state.ctx
+    principal: Principal | None = request.scope.get("bzrk.principal")
+    try:
+        run = await asyncio.to_thread(RunStore(ctx.meta).get, request.path_params["run_id"])
+    except NotFound:
+        run = None
+    if run is None or run.principal != (principal.subject if principal else ""):
+        return JSONResponse(
+            {"error": {"code": "NotFound", "message": "run not found"}}, status_code=404
+        )
+    return JSONResponse({"run": _run_json(run, full=True)})
+
+
 async def not_found(request: Request, exc: Exception) -> Response:
     return JSONResponse(
         {"error": {"code": "NotFound", "message": f"no route {request.url.path}"}}, status_code=404
@@ -397,6 +457,10 @@ def create_app(ctx: AppContext) -> ASGIApp:
         routes=[
             Route("/query", query, methods=["POST"]),
             Route("/databases", databases, methods=["GET"]),
+            Route("/databases/{database}/tables", tables, methods=["GET"]),
+            Route("/databases/{database}/tables/{table}/fields", fields, methods=["GET"]),
+            Route("/runs", list_runs, methods=["GET"]),
+            Route("/runs/{run_id}", get_run, methods=["GET"]),
         ],
         exception_handlers={404: not_found},
     )

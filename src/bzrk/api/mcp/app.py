@@ -81,9 +81,10 @@ def _origin_of(url: str) -> str:
 
 
 class McpApp:
-    def __init__(self, ctx: AppContext) -> None:
+    def __init__(self, ctx: AppContext, tools: tuple[Tool, ...] = TOOLS) -> None:
         self.ctx = ctx
-        self.tools = {tool.name: tool for tool in TOOLS}
+        self.tool_order = tools
+        self.tools = {tool.name: tool for tool in tools}
         self.server_info = {"name": SERVER_NAME, "version": __version__}
 
     # ---- HTTP layer ----------------------------------------------------------------------
@@ -176,10 +177,10 @@ class McpApp:
         }
         if "*" in allowed or origin.rstrip("/") in allowed:
             return True
-        if self.ctx.public_url and origin.rstrip("/") == _origin_of(self.ctx.public_url):
-            return True
-        forwarded = headers.get("x-forwarded-host") or headers.get("host")
-        return bool(forwarded) and urlsplit(origin).netloc == forwarded.lower()
+        # The gateway's own origin (the web UI). Never "whatever the Host header says": a
+        # DNS-rebinding page has matching Host and Origin.
+        own = {_origin_of(u) for u in (self.ctx.public_url, self.ctx.addresses.get("gateway")) if u}
+        return origin.rstrip("/") in own
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []
@@ -237,7 +238,7 @@ class McpApp:
     def _tools_list(self) -> dict[str, Any]:
         return self._result(
             {
-                "tools": [tool.listing() for tool in TOOLS],
+                "tools": [tool.listing() for tool in self.tool_order],
                 "ttlMs": TOOLS_TTL_MS,
                 "cacheScope": "public",
             }
@@ -252,6 +253,13 @@ class McpApp:
         tool = self.tools.get(name)
         if tool is None:
             raise p.RpcError(p.INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+        missing = _missing_capabilities(tool.required_capabilities, env.client_capabilities)
+        if missing:
+            raise p.RpcError(
+                p.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"tool {name} needs client capabilities: {', '.join(missing)}",
+                {"requiredCapabilities": missing},
+            )
         arguments = env.params.get("arguments")
         stream = _SseStream(send) if (wants_sse and tool.streams) else None
         notify = stream.notify if stream is not None else _no_channel
@@ -389,6 +397,11 @@ class _SseStream:
                 self.closed = True
                 with contextlib.suppress(Exception):
                     await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _missing_capabilities(required: dict[str, Any] | None, declared: Any) -> dict[str, Any]:
+    declared = declared if isinstance(declared, dict) else {}
+    return {key: value for key, value in (required or {}).items() if key not in declared}
 
 
 async def _no_channel(method: str, params: dict[str, Any]) -> None:

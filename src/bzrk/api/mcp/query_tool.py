@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from bzrk.api.mcp.protocol import logs_enabled
-from bzrk.api.mcp.results import Snapshot, SnapshotFolder, table_json, table_text
+from bzrk.api.mcp.results import Snapshot, SnapshotFolder, percent, table_json, table_text
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.events import Done, Error, Location, Metadata, Progress
 from bzrk.engine.request import QueryRequest, ResultLimits
@@ -282,6 +282,8 @@ async def run_query(call: ToolCall) -> ToolOutcome:
     events = executor.execute(request)
     try:
         async with asyncio.timeout(timeout_ms / 1000 + ENGINE_GRACE_S):
+            # A snapshot is reported with the coverage of the Progress that follows it.
+            pending: Snapshot | None = None
             async for event in events:
                 completed = folder.feed(event)
                 if isinstance(event, Error):
@@ -289,9 +291,16 @@ async def run_query(call: ToolCall) -> ToolOutcome:
                     break
                 if isinstance(event, Progress):
                     await reporter.progress(event.coverage, _rows(folder))
+                    if pending is not None:
+                        await reporter.snapshot(pending, event.coverage, "snapshot")
+                        pending = None
                 elif completed is not None:
-                    await reporter.snapshot(completed, _coverage(folder), "snapshot")
+                    if pending is not None:
+                        await reporter.snapshot(pending, _coverage(folder), "snapshot")
+                    pending = completed
                 elif isinstance(event, Done):
+                    if pending is not None:
+                        await reporter.snapshot(pending, event.coverage, "snapshot")
                     break
     except TimeoutError:
         engine_overran = True
@@ -369,12 +378,12 @@ def render(
             )
     if done.status == "soft_budget":
         notes.append(
-            f"partial result at the deadline ({coverage:.0%} of the window scanned): narrow since, "
+            f"partial result at the deadline ({percent(coverage)} of the window scanned): narrow since, "
             "add a filter, pass stop_when, or raise timeout_ms"
         )
     elif done.status == "stopped_early":
         notes.append(
-            f"stopped early by stop_when after {coverage:.0%} of the window: a lower bound, "
+            f"stopped early by stop_when after {percent(coverage)} of the window: a lower bound, "
             "not a total"
         )
     structured = {
@@ -402,7 +411,7 @@ def render(
         "notes": notes,
     }
     head = (
-        f"status: {done.status} · coverage {coverage:.0%} · run_id {done.run_id or '-'} · "
+        f"status: {done.status} · coverage {percent(coverage)} · run_id {done.run_id or '-'} · "
         f"{primary['row_count']} row(s)"
     )
     parts = [head, "", table_text(primary)]

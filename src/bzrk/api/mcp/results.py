@@ -169,11 +169,35 @@ def _text_cell(value: Any) -> str:
 
 
 def table_text(table: dict[str, Any], max_rows: int = 50) -> str:
-    """A Markdown table of the first ``max_rows`` rows (the structured content has the rest)."""
+    """A Markdown table of the first ``max_rows`` rows (the structured content has the rest).
+
+    Columns that are empty in every shown row are left out of the text and named below it,
+    so a wide OTel row stays readable.
+    """
     names = [c["name"] for c in table["columns"]]
     if not names:
         return "(no columns)"
-    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
-    for row in table["rows"][:max_rows]:
-        lines.append("| " + " | ".join(_text_cell(v) for v in row) + " |")
+    rows = table["rows"][:max_rows]
+    keep = [
+        i
+        for i in range(len(names))
+        if not rows
+        or any(_text_cell(row[i] if i < len(row) else None) not in ("", "[]", "{}") for row in rows)
+    ]
+    lines = ["| " + " | ".join(names[i] for i in keep) + " |", "|" + "---|" * len(keep)]
+    for row in rows:
+        lines.append(
+            "| " + " | ".join(_text_cell(row[i] if i < len(row) else None) for i in keep) + " |"
+        )
+    dropped = [names[i] for i in range(len(names)) if i not in keep]
+    if dropped:
+        lines.append(f"(empty in every row shown, left out here: {', '.join(dropped)})")
     return "\n".join(lines)
+
+
+def percent(fraction: float) -> str:
+    """``0.002`` -> ``0.2%``, ``0.5`` -> ``50%``: small coverages keep a significant digit."""
+    value = max(0.0, min(1.0, fraction)) * 100
+    if value == 0 or value >= 10:
+        return f"{value:.0f}%"
+    return f"{value:.2g}%"

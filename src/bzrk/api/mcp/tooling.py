@@ -58,6 +58,8 @@ class ToolCall:
 class ToolOutcome:
     structured: Any
     text: str
+    # Content blocks beyond the one text rendering (images, embedded resources, ...).
+    extra_content: list[dict[str, Any]] = field(default_factory=list)
 
 
 Handler = Callable[[ToolCall], Awaitable[ToolOutcome]]
@@ -73,22 +75,29 @@ class Tool:
     handler: Handler
     # Whether a call may answer as request-scoped SSE (long-running, with progress).
     streams: bool = False
+    # Client capabilities a call needs (checked against the request's clientCapabilities).
+    required_capabilities: dict[str, Any] | None = None
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.input_schema = portable(self.input_schema)
         self.output_schema = portable(self.output_schema)
         Draft202012Validator.check_schema(self.input_schema)
-        Draft202012Validator.check_schema(self.output_schema)
+        if self.output_schema:
+            Draft202012Validator.check_schema(self.output_schema)
         self.validator = Draft202012Validator(self.input_schema)
 
     def listing(self) -> dict[str, Any]:
-        return {
+        listing: dict[str, Any] = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
-            "outputSchema": self.output_schema,
+        }
+        if self.output_schema:
+            listing["outputSchema"] = self.output_schema
+        return {
+            **listing,
             "annotations": {
                 "title": self.title,
                 "readOnlyHint": True,
@@ -125,11 +134,13 @@ def portable(schema: Any) -> Any:
 
 
 def result_payload(outcome: ToolOutcome) -> dict[str, Any]:
-    return {
-        "content": [{"type": "text", "text": outcome.text}],
-        "structuredContent": outcome.structured,
+    payload: dict[str, Any] = {
+        "content": [{"type": "text", "text": outcome.text}, *outcome.extra_content],
         "isError": False,
     }
+    if outcome.structured is not None:
+        payload["structuredContent"] = outcome.structured
+    return payload
 
 
 def error_payload(error: ToolError) -> dict[str, Any]:

@@ -29,7 +29,7 @@ NAME_PREFIX = {
     "make_set_if": "set",
     "make_bag": "bag",
     "make_bag_if": "bag",
-    "take_any": "any",
+    "take_any": "",
     "take_anyif": "anyif",
     "dcount_hll": "dcount_hll",
 }
@@ -232,11 +232,11 @@ def _statif(fname: str) -> AggBuilder:
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
-    p = cast_to(a[1], "real").sql
-    if not isinstance(p, S.Template) or not p.args or not isinstance(p.args[0], S.Lit):
-        pv = p
+    point = n.args[1] if len(n.args) > 1 else None
+    if isinstance(point, K.Literal) and isinstance(point.value, int | float):
+        pv: S.Expr = S.Lit(float(point.value) / 100.0)
     else:
-        pv = S.Lit(float(p.args[0].value) / 100.0)
+        pv = T("({0} / 100.0)", cast_to(a[1], "real").sql)
     if x.type == "datetime":
         return Typed(
             T(
@@ -248,7 +248,9 @@ def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     return Typed(
         S.Func("quantileExactLow", [x.sql], params=[pv]),
-        x.type if x.type in ("int", "long", "real", "timespan") else "real",
+        "long"
+        if x.type == "int"
+        else (x.type if x.type in ("long", "real", "timespan") else "real"),
     )
 
 
@@ -316,6 +318,8 @@ def default_name(call: K.Call) -> str:
     prefix = NAME_PREFIX.get(call.name, call.name)
     first = call.args[0] if call.args else None
     column = first.name if isinstance(first, K.NameRef) else ""
+    if not prefix:  # take_any(x) keeps the column's own name
+        return column or "any_"
     return f"{prefix}_{column}"
 
 
@@ -344,3 +348,29 @@ def is_aggregate(name: str) -> bool:
 
 
 __all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+
+
+def _register_sketches() -> None:
+    from bzrk.engine.compile.sketches import SKETCH_AGGREGATES
+
+    for name, builder in SKETCH_AGGREGATES.items():
+        AGGREGATES[name] = builder
+
+
+_register_sketches()
+
+
+def _covariance(fname: str, conditional: bool) -> AggBuilder:
+    def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+        x, y = cast_to(a[0], "real").sql, cast_to(a[1], "real").sql
+        if conditional:
+            return Typed(T(fname + "If({0}, {1}, {2})", x, y, _cond(c, a[2])), "real")
+        return Typed(T(fname + "({0}, {1})", x, y), "real")
+
+    return build
+
+
+agg("covariance", _covariance("covarSamp", False))
+agg("covariancep", _covariance("covarPop", False))
+agg("covarianceif", _covariance("covarSamp", True))
+agg("covariancepif", _covariance("covarPop", True))

@@ -121,11 +121,14 @@ class ExprCompiler:
         if node.op == "-":
             if value.type == "string":
                 raise unsupported(node, "cannot negate a string")
+            if value.type == "int":
+                return Typed(T("toInt64(-{0})", value.sql), "long")
             return Typed(S.Neg(value.sql), value.type)
         return value
 
     def _TypeOf(self, node: K.TypeOf) -> Typed:
-        raise unsupported(node, "typeof() is only valid as a type argument")
+        # Only meaningful as a type argument (extract(..., typeof(int))); builders read the node.
+        return Typed(lit(node.type), "string")
 
     # --- dynamic access ------------------------------------------------------------------
 
@@ -147,6 +150,17 @@ class ExprCompiler:
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")
         if index.type == "string":
+            key = node.index.value if isinstance(node.index, K.Literal) else None
+            if isinstance(key, str) and "." in key.strip("."):
+                # Bags keep OTel's dotted keys ("service.name") as nested paths (ClickHouse JSON
+                # splits them), so a dotted key is read flat first, then as that nested path.
+                parts = [p for p in key.split(".") if p]
+                path = ", ".join("{" + str(i + 2) + "}" for i in range(len(parts)))
+                template = (
+                    "coalesce(nullIf(JSONExtractRaw({0}, {1}), ''), "
+                    f"nullIf(JSONExtractRaw({{0}}, {path}), ''))"
+                )
+                return Typed(T(template, base.sql, index.sql, *(lit(p) for p in parts)), "dynamic")
             return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, index.sql), "dynamic")
         if index.type == "dynamic":
             index = from_dynamic(index.sql, "long")
@@ -184,6 +198,10 @@ class ExprCompiler:
             return Typed(from_ticks(S.BinOp("+", ticks(b.sql), a.sql)), "datetime")
         if ta == "datetime" and tb == "datetime" and op == "-":
             return Typed(S.BinOp("-", ticks(a.sql), ticks(b.sql)), "timespan")
+        if ta == "datetime" and tb == "timespan" and op == "%":
+            return Typed(
+                T("if({1} = 0, NULL, positiveModulo({0}, {1}))", ticks(a.sql), b.sql), "timespan"
+            )
         if ta == "timespan" and tb == "timespan":
             if op in ("+", "-"):
                 return Typed(S.BinOp(op, a.sql, b.sql), "timespan")
@@ -206,19 +224,14 @@ class ExprCompiler:
         result = widest(ta, tb)
         if result in ("int", "long"):
             if op == "/":
-                return Typed(
-                    T("intDivOrNull({0}, {1})", a.sql, b.sql)
-                    if False
-                    else T("if({1} = 0, NULL, intDiv({0}, {1}))", a.sql, b.sql),
-                    "long" if result == "long" else "int",
-                )
+                return Typed(T("if({1} = 0, NULL, intDiv({0}, {1}))", a.sql, b.sql), "long")
             if op == "%":
                 # Kusto's % is never negative: -14 % 12 == 10 and 14 % -12 == 2.
                 return Typed(
-                    T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), result
+                    T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), "long"
                 )
-            cast = "toInt64" if result == "long" else "toInt32"
-            return Typed(T(cast + "({0})", S.BinOp(op, a.sql, b.sql)), result)
+            # Kusto promotes int arithmetic to long.
+            return Typed(T("toInt64({0})", S.BinOp(op, a.sql, b.sql)), "long")
         if result == "decimal":
             return Typed(T("toDecimal128({0}, 18)", S.BinOp(op, a.sql, b.sql)), "decimal")
         fa, fb = cast_to(a, "real").sql, cast_to(b, "real").sql
@@ -278,8 +291,12 @@ class ExprCompiler:
             expr = T("endsWith({0}, {1})", x, y)
         elif base in ("has", "has_cs"):
             if literal_needle is not None and _ALNUM.match(literal_needle):
-                fname = "hasTokenCaseInsensitive" if base == "has" else "hasToken"
-                expr = T(fname + "({0}, {1})", x, y)
+                # Case-insensitive `has` reads as hasToken over lower(): the form bzrk tables
+                # index (a text index on lower(body)), so the index answers it.
+                template = (
+                    "hasToken(lower({0}), lower({1}))" if base == "has" else "hasToken({0}, {1})"
+                )
+                expr = T(template, x, y)
             else:
                 flags = "(?i)" if base == "has" else ""
                 expr = T(
@@ -538,18 +555,19 @@ class ExprCompiler:
             return value
         if value.type == "string":
             if isinstance(value.sql, S.Lit) and isinstance(value.sql.value, str):
+                if not value.sql.value.strip():
+                    return literal("dynamic", None)
                 try:
                     parsed = json.loads(value.sql.value)
                 except ValueError:
                     return Typed(T("toJSONString({0})", value.sql), "dynamic")
                 return literal("dynamic", parsed)
+            # Empty text is null; text that is not JSON stays a string value.
             return Typed(
                 T(
-                    "if(isValidJSON({0}), toJSONString(JSONExtract({0}, 'JSON')), toJSONString({0}))",
+                    "if(trimBoth({0}) = '', NULL, if(isValidJSON({0}), {0}, toJSONString({0})))",
                     value.sql,
-                )
-                if False
-                else T("if(isValidJSON({0}), {0}, toJSONString({0}))", value.sql),
+                ),
                 "dynamic",
             )
         return Typed(to_json(value), "dynamic")
@@ -719,8 +737,8 @@ class ExprCompiler:
         return Typed(
             T(
                 "concat('[', arrayStringConcat(arrayMap(b -> concat('[', arrayStringConcat(arraySlice({0}, b.1 + 1, b.2 - b.1), ','), ']'), "
-                "arrayZip(arrayConcat([0], arrayMap(i -> least(greatest(if(i < 0, length({0}) + i, i), 0), length({0})), {1})), "
-                "arrayConcat(arrayMap(i -> least(greatest(if(i < 0, length({0}) + i, i), 0), length({0})), {1}), [length({0})]))), ','), ']')",
+                "arrayZip(arrayConcat([toInt64(0)], arrayMap(i -> toInt64(least(greatest(if(i < 0, length({0}) + i, i), 0), length({0}))), {1})), "
+                "arrayConcat(arrayMap(i -> toInt64(least(greatest(if(i < 0, length({0}) + i, i), 0), length({0}))), {1}), [toInt64(length({0}))]))), ','), ']')",
                 arr,
                 indexes,
             ),
@@ -769,8 +787,11 @@ class ExprCompiler:
     def array_iff(self, args: list[Typed]) -> Typed:
         return Typed(
             T(
-                "concat('[', arrayStringConcat(arrayMap(i -> if(ifNull(lower(arrayElementOrNull(JSONExtractArrayRaw({0}), i)) IN ('true', '1'), false), "
-                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null'), ifNull(arrayElementOrNull(JSONExtractArrayRaw({2}), i), 'null')), "
+                "concat('[', arrayStringConcat(arrayMap(i -> multiIf("
+                "arrayElement(JSONExtractArrayRaw({0}), i) = 'true' OR ifNull(toFloat64OrNull(arrayElement(JSONExtractArrayRaw({0}), i)), 0) != 0, "
+                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null'), "
+                "arrayElement(JSONExtractArrayRaw({0}), i) = 'false' OR toFloat64OrNull(arrayElement(JSONExtractArrayRaw({0}), i)) = 0, "
+                "ifNull(arrayElementOrNull(JSONExtractArrayRaw({2}), i), 'null'), 'null'), "
                 "range(1, length(JSONExtractArrayRaw({0})) + 1)), ','), ']')",
                 args[0].sql,
                 _as_json_array(args[1]),
@@ -970,8 +991,8 @@ def _format_timespan_sql(ts: S.Expr, pattern: str) -> S.Expr:
 
 
 def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
-    name_node = node.args[0]
-    name = name_node.value if isinstance(name_node, K.Literal) else None
+    name_value = c.compile(node.args[0])
+    name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
     if isinstance(name, str) and name in c.scope.columns:
         return c.scope.columns[name]
     return c.compile(node.args[1])
@@ -985,10 +1006,13 @@ def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
     compile_tabular = c.scope.lets.get("$tabular")
     if compile_tabular is None or not node.args:
         raise unsupported(node, "toscalar needs a tabular argument")
-    try:
+    if isinstance(node.args[0], K.Pipeline):
         relation = compile_tabular(node.args[0])
-    except CompileError:
-        return c.compile(node.args[0])
+    else:
+        try:
+            relation = compile_tabular(node.args[0])
+        except CompileError:
+            return c.compile(node.args[0])
     name, kql_type = relation.columns[0]
     query = S.Select(columns=[(S.Col(name), None)], from_=relation.source(), limit=lit(1))
     return Typed(S.ScalarSubquery(query), kql_type)
@@ -1013,7 +1037,7 @@ def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
         return Typed(
             T(
                 "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
-                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"', '{{}}', '[]'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
                 bag.sql,
             ),
             "dynamic",
@@ -1026,6 +1050,17 @@ _SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "toscalar": _toscalar,
     "pack_all": _pack_all,
 }
+
+
+def _register_specials() -> None:
+    from bzrk.engine.compile.functions import _column_names_of
+
+    _SPECIAL["column_names_of"] = _column_names_of
+
+
 _WINDOW_FUNCTIONS = frozenset(
     {"prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min"}
 )
+
+
+_register_specials()

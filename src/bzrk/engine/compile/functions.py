@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.typed import (
     T,
     Typed,
@@ -82,20 +83,24 @@ reg("toupper", fn("upperUTF8({0})", "string", "s"))
 reg("tolower", fn("lowerUTF8({0})", "string", "s"))
 reg("reverse", fn("reverseUTF8({0})", "string", "s"))
 reg("strrep", fn("repeat({0}, toUInt64(greatest({1}, 0)))", "string", "sl"))
-reg("repeat", fn("toJSONString(arrayResize(emptyArrayString(), 0))", "dynamic"))
 reg("replace_string", fn("replaceAll({0}, {1}, {2})", "string", "s"))
 reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", "string", "s"))
 reg("url_encode url_encode_component", fn("encodeURLComponent({0})", "string", "s"))
 reg("url_decode", fn("decodeURLComponent({0})", "string", "s"))
 reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", "string", "s"))
-reg("base64_decode_tostring base64_decodestring", fn("tryBase64Decode({0})", "string", "s"))
+reg(
+    "base64_decode_tostring base64_decodestring",
+    fn("if(isValidUTF8(tryBase64Decode({0})), tryBase64Decode({0}), '')", "string", "s"),
+)
 reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", "long", "s"))
 reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", "bool", "s"))
 reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
 reg(
     "regex_quote",
     fn(
-        "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{}])', '\\\\\\\\\\\\1')", "string", "s"
+        "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1')",
+        "string",
+        "s",
     ),
 )
 reg("countof", fn("toInt64(countSubstrings({0}, {1}))", "long", "s"))
@@ -144,13 +149,25 @@ reg("substring", _substring)
 
 def _indexof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     s, needle = to_string(args[0]), to_string(args[1])
-    start = cast_to(args[2], "long").sql if len(args) > 2 else lit(0)
+    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
+    # A negative start counts from the end; matches must start inside [start, start + length).
+    begin = T("if({0} < 0, greatest(toInt64(lengthUTF8({1})) + {0}, 0), {0})", start, s)
+    hits = T(
+        "arrayFilter(p -> p >= {2} AND ({3} < 0 OR p < {2} + {3}), arrayDistinct(arrayFilter(p -> p >= 0, "
+        "arrayMap(i -> toInt64(positionUTF8({0}, {1}, toUInt64(i))) - 1, range(1, toUInt64(lengthUTF8({0})) + 2)))))",
+        s,
+        needle,
+        begin,
+        length,
+    )
     return Typed(
         T(
-            "if({1} = '' , toInt64({2}), toInt64(positionUTF8({0}, {1}, toUInt64(greatest({2}, 0) + 1))) - 1)",
-            s,
+            "if({2} < 1, NULL, if(length({0}) >= {2}, {0}[{2}], toInt64(-1)))",
+            hits,
             needle,
-            start,
+            occurrence,
         ),
         "long",
     )
@@ -180,17 +197,10 @@ reg("trim_end", _trim("end"))
 
 def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, group, s = to_string(args[0]), cast_to(args[1], "long").sql, to_string(args[2])
-    text = T(
-        "if(match({1}, {0}), arrayElement(arrayConcat([extract({1}, {0})], extractGroups({1}, {0})), "
-        "toInt64({2}) + 1), NULL)",
-        regex,
-        s,
-        group,
-    )
-    # extract(r, 0, s) is the whole match; groups follow.
+    # Group 0 is the whole match; a group past the pattern's groups is empty, not an error.
     text = T(
         "if(match({1}, {0}), if(toInt64({2}) = 0, regexpExtract({1}, {0}, 0), "
-        "regexpExtract({1}, {0}, toInt64({2}))), '')",
+        "arrayElement(extractGroups({1}, {0}), toInt64({2}))), '')",
         regex,
         s,
         group,
@@ -201,59 +211,21 @@ def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("extract", _extract)
-reg(
-    "extract_all",
-    fn(
-        "toJSONString(if(length(extractGroups({1}, {0})) > 0, "
-        "CAST(extractAllGroups({1}, {0}) AS Array(Array(String))), "
-        "arrayMap(x -> [x], extractAll({1}, {0}))))",
-        "dynamic",
-        "s",
-    ),
-)
-
-
-def _extract_all(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    regex, s = to_string(args[0]), to_string(args[-1])
-    return Typed(
-        T(
-            "toJSONString(if(countMatches({0}, '\\\\(') - countMatches({0}, '\\\\(\\\\?') - "
-            "countMatches({0}, '\\\\\\\\\\\\(') > 1, "
-            "CAST(arrayMap(g -> CAST(g AS Array(Nullable(String))), extractAllGroupsHorizontal({1}, {0})) AS Array(Array(Nullable(String)))), "
-            "[]) )",
-            regex,
-            s,
-        ),
-        "dynamic",
-    )
 
 
 def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, s = to_string(args[0]), to_string(args[-1])
     groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
-    return (
-        Typed(
-            T(
-                "toJSONString(if(length({0}) > 0 AND length({0}[1]) = 1, "
-                "CAST(arrayMap(g -> g[1], {0}) AS Array(String)), "
-                "CAST([] AS Array(String))))",
-                groups,
-            ),
-            "dynamic",
-        )
-        if False
-        else Typed(
-            T(
-                "if(length(extractAllGroupsVertical({1}, {0})) = 0, "
-                "if(position({0}, '(') = 0, toJSONString(extractAll({1}, {0})), '[]'), "
-                "if(length(extractAllGroupsVertical({1}, {0})[1]) = 1, "
-                "toJSONString(arrayMap(g -> g[1], extractAllGroupsVertical({1}, {0}))), "
-                "toJSONString(extractAllGroupsVertical({1}, {0}))))",
-                regex,
-                s,
-            ),
-            "dynamic",
-        )
+    # No group: all whole matches; one group: its values; several: one array per match.
+    return Typed(
+        T(
+            "if(length({0}) = 0, if(position({1}, '(') = 0, toJSONString(extractAll({2}, {1})), '[]'), "
+            "if(length({0}[1]) = 1, toJSONString(arrayMap(g -> g[1], {0})), toJSONString({0})))",
+            groups,
+            regex,
+            s,
+        ),
+        "dynamic",
     )
 
 
@@ -312,7 +284,9 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":
-                return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+                return Typed(
+                    T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime"
+                )
             if kql_type == "timespan":
                 return c.parse_timespan(text)
             if kql_type == "guid":
@@ -442,7 +416,7 @@ reg("max_of", _minmax_of("greatest"))
 reg("min_of", _minmax_of("least"))
 
 # --- math ------------------------------------------------------------------------------------
-reg("abs", fn("abs({0})", same()))
+reg("abs", fn("abs({0})", lambda a: "long" if a[0].type == "int" else a[0].type))
 reg("sqrt", fn("if({0} < 0, nan, sqrt({0}))", "real", "r"))
 reg("exp", fn("exp({0})", "real", "r"))
 reg("exp2", fn("exp2({0})", "real", "r"))
@@ -499,62 +473,28 @@ reg("ceiling", _ceiling)
 
 
 def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = None) -> Typed:
-    """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers."""
+    """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers.
+
+    A zero bin size gives null, as in Kusto.
+    """
+    bucket = (
+        "if(toInt64({2}) = 0, NULL, {1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2})))"
+    )
     if value.type == "datetime":
         step = size.sql if size.type == "timespan" else cast_to(size, "long").sql
         origin = ticks(at.sql) if at is not None and at.type == "datetime" else lit(0)
-        return (
-            Typed(
-                from_ticks(
-                    T(
-                        "{1} + intDiv({0} - {1} - if(positiveModulo({0} - {1}, {2}) != 0 AND {0} - {1} < 0, {2}, 0), {2}) * {2}",
-                        ticks(value.sql),
-                        origin,
-                        step,
-                    )
-                ),
-                "datetime",
-            )
-            if False
-            else Typed(
-                from_ticks(
-                    T(
-                        "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
-                        ticks(value.sql),
-                        origin,
-                        step,
-                    )
-                ),
-                "datetime",
-            )
-        )
+        return Typed(from_ticks(T(bucket, ticks(value.sql), origin, step)), "datetime")
     if value.type == "timespan":
-        step = size.sql
         origin = at.sql if at is not None else lit(0)
-        return Typed(
-            T(
-                "{1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2}))",
-                value.sql,
-                origin,
-                step,
-            ),
-            "timespan",
-        )
+        return Typed(T(bucket, value.sql, origin, size.sql), "timespan")
     if value.type in ("int", "long") and size.type in ("int", "long"):
         origin = at.sql if at is not None else lit(0)
-        return Typed(
-            T(
-                "toInt64({1} + ({0} - {1}) - positiveModulo({0} - {1}, {2}))",
-                value.sql,
-                origin,
-                size.sql,
-            ),
-            "long" if value.type == "long" else value.type,
-        )
+        return Typed(T("toInt64(" + bucket + ")", value.sql, origin, size.sql), "long")
     x = cast_to(value, "real").sql
     origin = cast_to(at, "real").sql if at is not None else lit(0.0)
+    step = cast_to(size, "real").sql
     return Typed(
-        T("({1} + floor(({0} - {1}) / {2}) * {2})", x, origin, cast_to(size, "real").sql), "real"
+        T("if({2} = 0, NULL, {1} + floor(({0} - {1}) / {2}) * {2})", x, origin, step), "real"
     )
 
 
@@ -683,6 +623,8 @@ def _bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
             )
         )
     arr = S.Func("array", parts) if parts else T("emptyArrayString()")
+    # An empty key drops its pair.
+    arr = T("arrayFilter(p -> NOT startsWith(p, '\"\":'), {0})", arr)
     return Typed(T("concat('{{', arrayStringConcat({0}, ','), '}}')", arr), "dynamic")
 
 
@@ -742,15 +684,10 @@ reg("array_rotate_left", _array_fn("arrayRotateLeft({0}, toInt64({1}))"))
 reg("array_rotate_right", _array_fn("arrayRotateRight({0}, toInt64({1}))"))
 reg(
     "array_index_of",
-    lambda c, a, n: Typed(
-        T(
-            "toInt64(indexOf(JSONExtractArrayRaw({0}), {1})) - 1",
-            a[0].sql,
-            json_or_null_literal(a[1]),
-        ),
-        "long",
-    ),
+    lambda c, a, n: _array_index_of(a),
 )
+
+
 reg(
     "array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))", "real")
 )
@@ -817,11 +754,36 @@ reg(
 reg(
     "bag_keys",
     fn(
-        "concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), JSONExtractKeys({0})), ','), ']')",
+        "if(JSONType(ifNull({0}, '')) = 'Object', concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), "
+        "JSONExtractKeys({0})), ','), ']'), NULL)",
         "dynamic",
     ),
 )
-reg("bag_has_key", lambda c, a, n: Typed(T("JSONHas({0}, {1})", a[0].sql, to_string(a[1])), "bool"))
+
+
+def _json_path(key: Typed) -> list[S.Expr]:
+    """A bag key or a constant JSONPath (`$.a.b`, `$['a']`) as JSON* function path arguments."""
+    if (
+        isinstance(key.sql, S.Lit)
+        and isinstance(key.sql.value, str)
+        and key.sql.value.startswith("$")
+    ):
+        import re as _re
+
+        parts = _re.findall(r"\.([^.\[]+)|\['([^']*)'\]|\[(\d+)\]", key.sql.value[1:])
+        out: list[S.Expr] = []
+        for name, quoted, index in parts:
+            out.append(S.Lit(int(index) + 1) if index else S.Lit(name or quoted))
+        return out
+    return [to_string(key)]
+
+
+reg(
+    "bag_has_key",
+    lambda c, a, n: Typed(
+        S.Func("JSONHas", [T("ifNull({0}, '')", a[0].sql), *_json_path(a[1])]), "bool"
+    ),
+)
 reg("bag_merge", lambda c, a, n: c.bag_merge(a))
 reg(
     "bag_remove_keys",
@@ -862,7 +824,6 @@ _DYN_TEXT_X = "if(x = 'null', '', if(JSONType(x) = 'String', JSONExtractString(x
 _DYN_TEXT_K = "if(JSONType(k) = 'String', JSONExtractString(k), k)"
 
 # --- hashes, guids, misc ---------------------------------------------------------------------
-reg("hash_xxhash64", fn("reinterpretAsInt64(xxHash64({0}))", "long", "s"))
 reg("new_guid", fn("generateUUIDv4()", "guid"))
 reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))", "long"))
 reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))", "long"))
@@ -924,19 +885,22 @@ def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         return Typed(text, "dynamic")
     kinds = {a.type for a in args}
     if kinds <= {"int", "long", "timespan"}:
-        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(1)
+        default_step = 36_000_000_000 if start.type == "timespan" else 1
+        step_sql = cast_to(step, "long").sql if step is not None else S.Lit(default_step)
+        # Kusto caps range() at 1,048,576 elements.
         items = T(
-            "arrayMap(i -> toInt64({0} + i * {2}), range(0, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1))))",
+            "arrayMap(i -> toInt64({0} + i * {2}), range(0, least(1048576, toUInt64(greatest(0, intDiv({1} - {0}, {2}) + 1)))))",
             cast_to(start, "long").sql,
             cast_to(stop, "long").sql,
             step_sql,
         )
         if start.type == "timespan":
-            return Typed(T("toJSONString(arrayMap(t -> " + _TS_JSON + ", {0}))", items), "dynamic")
+            text = to_string(Typed(S.Col("__t"), "timespan"))
+            return Typed(T("toJSONString(arrayMap(t -> {1}, {0}))", items, text), "dynamic")
         return Typed(T("toJSONString({0})", items), "dynamic")
     step_sql = cast_to(step, "real").sql if step is not None else S.Lit(1.0)
     items = T(
-        "arrayMap(i -> {0} + i * {2}, range(0, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))))",
+        "arrayMap(i -> {0} + i * {2}, range(0, least(1048576, toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1)))))",
         cast_to(start, "real").sql,
         cast_to(stop, "real").sql,
         step_sql,
@@ -965,15 +929,14 @@ reg("bag_zip", _bag_zip)
 
 
 def _codepoints_to_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    if len(args) == 1 and args[0].type == "dynamic":
-        points = T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", args[0].sql)
-    else:
-        points = S.Func("array", [T("toUInt32({0})", cast_to(a, "long").sql) for a in args])
-    return (
-        Typed(T("arrayStringConcat(arrayMap(p -> char(p), {0}))", points), "string")
-        if False
-        else Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
-    )
+    parts = [
+        T("arrayMap(x -> toUInt32OrZero(x), JSONExtractArrayRaw({0}))", a.sql)
+        if a.type == "dynamic"
+        else T("[toUInt32({0})]", cast_to(a, "long").sql)
+        for a in args
+    ]
+    points = S.Func("arrayConcat", parts) if len(parts) > 1 else parts[0]
+    return Typed(T("arrayStringConcat(arrayMap(p -> " + _UTF8_CHAR + ", {0}))", points), "string")
 
 
 # char() emits single bytes; build the UTF-8 encoding of each code point by hand.
@@ -1093,28 +1056,24 @@ reg(
     "parse_ipv4_mask",
     lambda c, a, n: Typed(_ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql), "long"),
 )
-reg(
-    "ipv4_compare",
-    lambda c, a, n: Typed(
-        T(
-            "toInt64(sign({0} - {1}))",
-            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-        ),
-        "long",
-    ),
-)
-reg(
-    "ipv4_is_match",
-    lambda c, a, n: Typed(
-        T(
-            "({0} = {1})",
-            _ipv4_masked(to_string(a[0]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-            _ipv4_masked(to_string(a[1]), cast_to(a[2], "long").sql if len(a) > 2 else None),
-        ),
-        "bool",
-    ),
-)
+
+
+def _ipv4_pair(a: list[Typed]) -> tuple[S.Expr, S.Expr]:
+    """Both addresses masked by the shorter of their prefixes (and the explicit one, if given)."""
+    left, right = to_string(a[0]), to_string(a[1])
+    bits: S.Expr = T(
+        "least(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32), "
+        "if(position({1}, '/') > 0, toInt64OrZero(splitByChar('/', {1})[2]), 32))",
+        left,
+        right,
+    )
+    if len(a) > 2:
+        bits = T("least({0}, toInt64({1}))", bits, cast_to(a[2], "long").sql)
+    return _ipv4_masked(left, bits), _ipv4_masked(right, bits)
+
+
+reg("ipv4_compare", lambda c, a, n: Typed(T("toInt64(sign({0} - {1}))", *_ipv4_pair(a)), "long"))
+reg("ipv4_is_match", lambda c, a, n: Typed(T("({0} = {1})", *_ipv4_pair(a)), "bool"))
 reg(
     "ipv4_netmask_suffix",
     lambda c, a, n: Typed(
@@ -1145,49 +1104,25 @@ def _ip_regex_escape(x: S.Expr) -> S.Expr:
 
 
 def _has_ipv4(prefix: bool) -> Builder:
+    """IPv4 addresses are tokens between non-alphanumeric, non-dot characters, and must be valid."""
+
     def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-        source = to_string(args[0])
-        needles: list[S.Expr] = []
-        for a in args[1:]:
-            if a.type == "dynamic":
-                return Typed(
-                    T(
-                        "arrayExists(ip -> match({0}, concat('"
-                        + _IP_BOUNDARY_BEFORE
-                        + "', replaceAll(ip, '.', '\\\\.'), "
-                        + (
-                            "if(endsWith(ip, '.'), '', '" + _IP_BOUNDARY_AFTER + "')"
-                            if prefix
-                            else "'" + _IP_BOUNDARY_AFTER + "'"
-                        )
-                        + ")), arrayMap(x -> "
-                        + _DYN_TEXT_X
-                        + ", JSONExtractArrayRaw({1})))",
-                        source,
-                        a.sql,
-                    ),
-                    "bool",
-                )
-            needles.append(to_string(a))
-        parts = []
-        for needle in needles:
-            after = (
-                T("if(endsWith({0}, '.'), '', '" + _IP_BOUNDARY_AFTER + "')", needle)
-                if prefix
-                else S.Lit(_IP_BOUNDARY_AFTER)
+        tokens = T(
+            "arrayFilter(t -> isIPv4String(t), arrayMap(t -> trim(BOTH '.' FROM t), "
+            "splitByRegexp('[^0-9A-Za-z.]+', {0})))",
+            to_string(args[0]),
+        )
+        if len(args) == 2 and args[1].type == "dynamic":
+            needles: S.Expr = T(
+                "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[1].sql
             )
-            parts.append(
-                T(
-                    "match({0}, concat('" + _IP_BOUNDARY_BEFORE + "', {1}, {2}))",
-                    source,
-                    _ip_regex_escape(needle),
-                    after,
-                )
-            )
-        expr = parts[0]
-        for p in parts[1:]:
-            expr = S.BinOp("OR", expr, p)
-        return Typed(expr, "bool")
+        else:
+            needles = S.Func("array", [to_string(a) for a in args[1:]])
+        if prefix:
+            test = "arrayExists(n -> arrayExists(t -> if(endsWith(n, '.'), startsWith(t, n), t = n), {0}), {1})"
+        else:
+            test = "arrayExists(n -> isIPv4String(n) AND has({0}, n), {1})"
+        return Typed(T(test, tokens, needles), "bool")
 
     return build
 
@@ -1213,3 +1148,503 @@ def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("replace_strings", _replace_strings)
+
+
+def _register_geo() -> None:
+    from bzrk.engine.compile.geo import GEO_FUNCTIONS
+
+    for name, builder in GEO_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_geo()
+
+
+def _hash(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    x = args[0]
+    value = to_string(x) if x.type in ("string", "dynamic") else x.sql
+    if x.type == "datetime":
+        # .NET hashes the ticks since 0001-01-01.
+        value = T("toInt64(reinterpretAsInt64({0}) + 621355968000000000)", x.sql)
+    hashed = T("reinterpretAsInt64(xxHash64({0}))", value)
+    if len(args) > 1:
+        return Typed(
+            T("positiveModulo({0}, toInt64({1}))", hashed, cast_to(args[1], "long").sql), "long"
+        )
+    return Typed(hashed, "long")
+
+
+reg("hash hash_xxhash64", _hash)
+reg("hash_combine", fn("reinterpretAsInt64(xxHash64(toInt64({0}), toInt64({1})))", "long"))
+
+
+def _column_names_of(c: ExprCompiler, node: K.Call) -> Typed:
+    compile_tabular = c.scope.lets.get("$tabular")
+    if compile_tabular is None or not node.args:
+        raise unsupported(node, "column_names_of needs a tabular argument")
+    relation = compile_tabular(node.args[0])
+    names = [n for n, _ in relation.columns if not n.startswith("__")]
+    import json
+
+    return Typed(S.Lit(json.dumps(names, separators=(",", ":"))), "dynamic")
+
+
+def _unicode_from_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Decode UTF-8 by hand: the code point of each character from its bytes.
+    text = to_string(args[0])
+    return Typed(
+        T(
+            "toJSONString(arrayMap(ch -> toInt64(multiIf(length(ch) = 1, reinterpretAsUInt8(ch), "
+            "length(ch) = 2, bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 31) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63), "
+            "length(ch) = 3, bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 15) * 4096 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 3, 1)), 63), "
+            "bitAnd(reinterpretAsUInt8(substring(ch, 1, 1)), 7) * 262144 + bitAnd(reinterpretAsUInt8(substring(ch, 2, 1)), 63) * 4096 + bitAnd(reinterpretAsUInt8(substring(ch, 3, 1)), 63) * 64 + bitAnd(reinterpretAsUInt8(substring(ch, 4, 1)), 63))), "
+            "extractAll({0}, '.')))",
+            text,
+        ),
+        "dynamic",
+    )
+
+
+reg("unicode_codepoints_from_string", _unicode_from_string)
+
+
+def _repeat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    item = json_or_null_literal(args[0])
+    count = cast_to(args[1], "long").sql
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), ','), ']')",
+            item,
+            count,
+        ),
+        "dynamic",
+    )
+
+
+reg("repeat", _repeat)
+
+
+def _around(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    if a[0].type == "datetime":
+        return Typed(
+            T("(abs({0} - {1}) <= {2})", ticks(a[0].sql), ticks(a[1].sql), a[2].sql), "bool"
+        )
+    values = [cast_to(x, "real").sql for x in a[:3]]
+    return Typed(T("(abs({0} - {1}) <= {2})", *values), "bool")
+
+
+reg("around", _around)
+
+
+def _countof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    text, needle = to_string(args[0]), to_string(args[1])
+    kind = args[2].sql.value if len(args) > 2 and isinstance(args[2].sql, S.Lit) else "normal"
+    if kind == "regex":
+        return Typed(T("toInt64(countMatches({0}, {1}))", text, needle), "long")
+    return Typed(T("toInt64(countSubstrings({0}, {1}))", text, needle), "long")
+
+
+reg("countof", _countof)
+
+
+def _url_encode(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # .NET's encoding: lower-case hex; url_encode turns spaces into '+'.
+    text = to_string(args[0])
+    encoded = T(
+        "arrayStringConcat(arrayMap(b -> if(match(b, '^[A-Za-z0-9._~-]$'), b, concat('%', lower(hex(b)))), "
+        "splitByString('', {0})), '')",
+        text,
+    )
+    if node.name == "url_encode":
+        encoded = T("replaceAll({0}, '%20', '+')", encoded)
+    return Typed(encoded, "string")
+
+
+reg("url_encode url_encode_component", _url_encode)
+
+
+def _array_index_of(a: list[Typed]) -> Typed:
+    items = T("JSONExtractArrayRaw({0})", a[0].sql)
+    start = T("toInt64({0})", cast_to(a[2], "long").sql) if len(a) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(a[3], "long").sql) if len(a) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(a[4], "long").sql) if len(a) > 4 else lit(1)
+    begin = T("if({0} < 0, greatest(toInt64(length({1})) + {0}, 0), {0})", start, items)
+    hits = T(
+        "arrayFilter(i -> {1}[i + 1] = {2} AND i >= {3} AND ({4} < 0 OR i < {3} + {4}), "
+        "range(0, toUInt64(length({1}))))",
+        lit(0),
+        items,
+        json_or_null_literal(a[1]),
+        begin,
+        length,
+    )
+    return Typed(
+        T(
+            "if({1} < 1, NULL, if(length({0}) >= {1}, toInt64({0}[{1}]), toInt64(-1)))",
+            hits,
+            occurrence,
+        ),
+        "long",
+    )
+
+
+# --- more strings, encodings, math ----------------------------------------------------------
+reg("string_size", fn("toInt64(length({0}))", "long", "s"))
+reg("erf", fn("erf({0})", "real", "r"))
+reg("erfc", fn("erfc({0})", "real", "r"))
+reg(
+    "base64_decode_toarray",
+    fn(
+        "if(tryBase64Decode({0}) = '' AND {0} != '', NULL, toJSONString(arrayMap(ch -> toInt64(reinterpretAsUInt8(ch)), splitByString('', tryBase64Decode({0})))))",
+        "dynamic",
+        "s",
+    ),
+)
+reg(
+    "base64_encode_fromarray",
+    fn(
+        "base64Encode(arrayStringConcat(arrayMap(x -> char(toUInt8OrZero(x)), JSONExtractArrayRaw({0}))))",
+        "string",
+    ),
+)
+
+
+def _base64_from_guid(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    if args[0].type != "guid":
+        raise unsupported(node, "base64_encode_fromguid expects a guid", code="TypeMismatch")
+    return Typed(T("base64Encode(UUIDStringToNum(toString({0}), 2))", args[0].sql), "string")
+
+
+reg("base64_encode_fromguid", _base64_from_guid)
+reg(
+    "base64_decode_toguid",
+    fn(
+        "if(length(tryBase64Decode({0})) = 16, UUIDNumToString(tryBase64Decode({0}), 2), NULL)",
+        "guid",
+        "s",
+    ),
+)
+reg(
+    "format_ipv4_mask",
+    lambda c, a, n: Typed(
+        T(
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, '', concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
+            to_string(a[0]),
+            _ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql if len(a) > 1 else None),
+            T(
+                "least(if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32), {1})",
+                to_string(a[0]),
+                cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
+            ),
+        ),
+        "string",
+    ),
+)
+reg(
+    "parse_urlquery",
+    fn(
+        "concat('{{\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (decodeURLComponent(splitByChar('=', kv)[1]), decodeURLComponent(arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '='))), splitByChar('&', replaceRegexpOne({0}, '^.*\\?', ''))), 'Map(String, String)')), '}}')",
+        "dynamic",
+        "s",
+    ),
+)
+
+
+def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    bag, key, value = args[0], args[1], args[2]
+    path = _json_path(key)
+    if len(path) != 1:
+        raise unsupported(node, "bag_set_key with a nested JSONPath is not supported")
+    pairs = T(
+        "arrayConcat(arrayFilter(kv -> kv.1 != {1}, JSONExtractKeysAndValuesRaw({0})), [({1}, {2})])",
+        bag.sql,
+        path[0],
+        json_or_null_literal(value),
+    )
+    return Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), {0}), ','), '}}')",
+            pairs,
+        ),
+        "dynamic",
+    )
+
+
+reg("bag_set_key", _bag_set_key)
+
+
+def _register_series() -> None:
+    from bzrk.engine.compile.series import SERIES_FUNCTIONS
+
+    for name, builder in SERIES_FUNCTIONS.items():
+        FUNCTIONS[name] = builder  # type: ignore[assignment]
+
+
+_register_series()
+
+
+def _register_sketches() -> None:
+    from bzrk.engine.compile.sketches import SKETCH_FUNCTIONS
+
+    for name, builder in SKETCH_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_sketches()
+
+
+def _register_units() -> None:
+    from bzrk.engine.compile.units import UNIT_FUNCTIONS
+
+    for name, builder in UNIT_FUNCTIONS.items():
+        FUNCTIONS[name] = builder
+
+
+_register_units()
+
+
+# --- environment (nondeterministic in the corpora: schema only) ------------------------------
+reg("current_database", fn("'default'", "string"))
+reg("current_cluster_endpoint", fn("'bzrk'", "string"))
+reg("current_principal", fn("'bzrk'", "string"))
+reg("cursor_current", fn("''", "string"))
+reg(
+    "estimate_data_size",
+    lambda c, a, n: Typed(
+        S.Func("plus", [lit(0), *[T("toInt64(length({0}))", to_string(x)) for x in a]]), "long"
+    ),
+)
+reg(
+    "ipv4_is_private",
+    fn(
+        "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
+        "OR isIPAddressInRange(splitByChar('/', {0})[1], '192.168.0.0/16')",
+        "bool",
+        "s",
+    ),
+)
+
+
+def _format_ipv4(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    ip = args[0]
+    bits = cast_to(args[1], "long").sql if len(args) > 1 else None
+    number = _ipv4_masked(to_string(ip), bits) if ip.type == "string" else cast_to(ip, "long").sql
+    return Typed(T("if({0} IS NULL, '', IPv4NumToString(toUInt32({0})))", number), "string")
+
+
+reg("format_ipv4", _format_ipv4)
+
+
+def _format_bytes(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    size = cast_to(args[0], "real").sql
+    digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
+    units = "['Bytes', 'KB', 'MB', 'GB', 'TB', 'PB', 'EB']"
+    exponent = T("toUInt8(if({0} < 1024, 0, least(6, floor(log({0}) / log(1024)))))", size)
+    return Typed(
+        T(
+            "concat(toString(round({0} / pow(1024, {2}), {1})), ' ', " + units + "[{2} + 1])",
+            size,
+            digits,
+            exponent,
+        ),
+        "string",
+    )
+
+
+reg("format_bytes", _format_bytes)
+reg(
+    "jaccard_index",
+    lambda c, a, n: Typed(
+        T(
+            "if(length(arrayDistinct(arrayConcat({0}, {1}))) = 0, nan, length(arrayIntersect(arrayDistinct({0}), arrayDistinct({1}))) / length(arrayDistinct(arrayConcat({0}, {1}))))",
+            T("JSONExtractArrayRaw({0})", a[0].sql),
+            T("JSONExtractArrayRaw({0})", a[1].sql),
+        ),
+        "real",
+    ),
+)
+reg(
+    "indexof_regex",
+    lambda c, a, n: Typed(
+        T(
+            "if(match({0}, {1}), toInt64(positionUTF8({0}, regexpExtract({0}, {1}, 0))) - 1, toInt64(-1))",
+            to_string(a[0]),
+            to_string(a[1]),
+        ),
+        "long",
+    ),
+)
+
+
+# --- IPv6 (IPv4 addresses are compared as ::ffff:a.b.c.d, their prefixes shifted by 96) ---------
+
+
+def _ipv6_addr(text: S.Expr) -> S.Expr:
+    return T("toIPv6OrNull(splitByChar('/', {0})[1])", text)
+
+
+def _ipv6_bits(text: S.Expr) -> S.Expr:
+    return T(
+        "if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]) "
+        "+ if(isIPv4String(splitByChar('/', {0})[1]), 96, 0), 128)",
+        text,
+    )
+
+
+def _ipv6_masked(text: S.Expr, bits: S.Expr) -> S.Expr:
+    return T(
+        "tupleElement(IPv6CIDRToRange({0}, toUInt8(least(128, greatest(0, {1})))), 1)",
+        _ipv6_addr(text),
+        bits,
+    )
+
+
+def _ipv6_pair(a: list[Typed]) -> tuple[S.Expr, S.Expr]:
+    left, right = to_string(a[0]), to_string(a[1])
+    bits = T("least({0}, {1})", _ipv6_bits(left), _ipv6_bits(right))
+    if len(a) > 2:
+        bits = T("least({0}, toInt64({1}))", bits, cast_to(a[2], "long").sql)
+    return _ipv6_masked(left, bits), _ipv6_masked(right, bits)
+
+
+def _ipv6_compare(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    left, right = _ipv6_pair(a)
+    return Typed(
+        T(
+            "if({0} IS NULL OR {1} IS NULL, NULL, toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0))))",
+            left,
+            right,
+        ),
+        "long",
+    )
+
+
+def _ipv6_is_match(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    left, right = _ipv6_pair(a)
+    return Typed(T("if({0} IS NULL OR {1} IS NULL, NULL, {0} = {1})", left, right), "bool")
+
+
+def _ipv6_in_range(ip: S.Expr, net: S.Expr) -> S.Expr:
+    bits = _ipv6_bits(net)
+    return T("({0} = {1})", _ipv6_masked(ip, bits), _ipv6_masked(net, bits))
+
+
+def _ipv6_canonical(addr: S.Expr) -> S.Expr:
+    return T(
+        "if({0} IS NULL, '', arrayStringConcat(arrayMap(i -> substring(lower(hex({0})), i * 4 + 1, 4), range(8)), ':'))",
+        addr,
+    )
+
+
+reg("ipv6_compare", _ipv6_compare)
+reg("ipv6_is_match", _ipv6_is_match)
+reg(
+    "ipv6_is_in_range",
+    lambda c, a, n: Typed(_ipv6_in_range(to_string(a[0]), to_string(a[1])), "bool"),
+)
+reg(
+    "ipv6_is_in_any_range",
+    lambda c, a, n: Typed(
+        T(
+            "arrayExists(__net -> ({0}) = ({1}), {2})",
+            _ipv6_masked(to_string(a[0]), _ipv6_bits(S.Col("__net"))),
+            _ipv6_masked(S.Col("__net"), _ipv6_bits(S.Col("__net"))),
+            T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
+            if a[1].type == "dynamic" and len(a) == 2
+            else S.Func("array", [to_string(x) for x in a[1:]]),
+        ),
+        "bool",
+    ),
+)
+reg(
+    "parse_ipv6",
+    lambda c, a, n: Typed(
+        _ipv6_canonical(_ipv6_masked(to_string(a[0]), _ipv6_bits(to_string(a[0])))), "string"
+    ),
+)
+reg(
+    "parse_ipv6_mask",
+    lambda c, a, n: Typed(
+        _ipv6_canonical(
+            _ipv6_masked(
+                to_string(a[0]),
+                T(
+                    "least({0}, toInt64({1}))",
+                    _ipv6_bits(to_string(a[0])),
+                    cast_to(a[1], "long").sql,
+                ),
+            )
+        ),
+        "string",
+    ),
+)
+
+
+def _bag_pack_columns(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.kql.binder.naming import expression_name
+
+    pairs: list[Typed] = []
+    for arg_node, value in zip(node.args, args, strict=True):
+        pairs += [Typed(lit(expression_name(arg_node) or ""), "string"), value]
+    return FUNCTIONS["bag_pack"](c, pairs, node)
+
+
+reg("bag_pack_columns", _bag_pack_columns)
+
+
+def _extract_json(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    path = _json_path(args[0])
+    raw = Typed(
+        S.Func("nullIf", [S.Func("JSONExtractRaw", [to_string(args[1]), *path]), lit("")]),
+        "dynamic",
+    )
+    if len(node.args) > 2:
+        return cast_to(raw, c.type_arg(node.args[2]))
+    return Typed(to_string(raw), "string")
+
+
+reg("extract_json extractjson", _extract_json)
+reg(
+    "has_any_index",
+    lambda c, a, n: Typed(
+        T(
+            "toInt64(arrayFirstIndex(x -> x != '' AND match(lowerUTF8({0}), concat('(^|[^[:alnum:]])', "
+            "replaceRegexpAll(lowerUTF8(x), '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1'), '($|[^[:alnum:]])')), "
+            "arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({1})))) - 1",
+            to_string(a[0]),
+            a[1].sql,
+        ),
+        "long",
+    ),
+)
+
+
+def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    url = to_string(args[0])
+    fields = [
+        ("Scheme", "protocol({0})"),
+        ("Host", "extract({0}, '^[^:/]+://(?:[^@/]*@)?([^:/?#]+)')"),
+        ("Port", "extract({0}, '^[^:/]+://(?:[^@/]*@)?[^:/?#]+:(\\\\d+)')"),
+        ("Path", "path({0})"),
+        ("Username", "splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@'))[1]"),
+        ("Password", "arrayElement(splitByChar(':', extract({0}, '^[^:/]+://([^@/]*)@')), 2)"),
+    ]
+    parts = [
+        T("concat(" + S.quote_string('"' + name + '":') + ", toJSONString(" + expr + "))", url)
+        for name, expr in fields
+    ]
+    parts.append(
+        T(
+            "concat('\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (splitByChar('=', kv)[1], "
+            "arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '=')), arrayFilter(kv -> kv != '', "
+            "splitByChar('&', queryString({0})))), 'Map(String, String)')))",
+            url,
+        )
+    )
+    parts.append(T("concat('\"Fragment\":', toJSONString(fragment({0})))", url))
+    return Typed(
+        T("concat('{{', arrayStringConcat({0}, ','), '}}')", S.Func("array", parts)), "dynamic"
+    )
+
+
+reg("parse_url", _parse_url)

@@ -69,10 +69,9 @@ def pattern_regex(
             columns.append((part.column.name, kql_type))
             if kql_type in _TYPED_GROUPS:
                 regex.append(_TYPED_GROUPS[kql_type])
-            elif kind == "regex":
-                regex.append("(.*)" if not last else "(.*)")
             else:
-                regex.append("(.*)" if last else "(.*?)")
+                # Regex mode is greedy unless flags say U; simple mode stops at the next literal.
+                regex.append("(.*)" if kind == "regex" or last else "(.*?)")
         elif part.literal is not None:
             regex.append(
                 non_capturing(part.literal) if kind == "regex" else escape_regex(part.literal)

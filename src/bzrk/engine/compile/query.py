@@ -22,6 +22,7 @@ from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks,
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import expression_name as kql_expression_name
 
 
 @dataclass
@@ -77,8 +78,15 @@ class UserFunction:
 class QueryCompiler:
     """Compiles one parsed KQL query."""
 
-    def __init__(self, resolver: TableResolver | None = None) -> None:
+    def __init__(
+        self,
+        resolver: TableResolver | None = None,
+        probe: Callable[[str], list[dict[str, Any]]] | None = None,
+    ) -> None:
         self.resolver = resolver or TableResolver()
+        # Runs a discovery query while compiling, for operators whose output schema depends
+        # on the data (bag_unpack); None means such operators are rejected.
+        self.probe = probe
         self.ctes: list[tuple[str, S.Query]] = []
         self._counter = itertools.count()
         self.visualization: Visualization | None = None
@@ -91,6 +99,8 @@ class QueryCompiler:
         # given with `as`. Instance attributes: a class-level list would leak between queries.
         self._pending_forks: list[CompiledTable] = []
         self._result_names: dict[str, str] = {}
+        # Set while compiling an mv-apply subquery: operators then work per source row.
+        self.partition: str | None = None
 
     # --- statements ------------------------------------------------------------------------
 
@@ -136,8 +146,11 @@ class QueryCompiler:
             return self.tabular(value)
         try:
             return ExprCompiler(Scope(lets=self.lets)).compile(value)
-        except CompileError:
-            return self.tabular(value)
+        except CompileError as scalar_error:
+            try:
+                return self.tabular(value)
+            except CompileError:
+                raise scalar_error from None
 
     def _looks_tabular(self, node: K.Expr) -> bool:
         if isinstance(node, K.Pipeline):
@@ -243,8 +256,13 @@ class QueryCompiler:
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
-        for i, param in enumerate(params):
-            arg = named.get(param.name, positional[i] if i < len(positional) else param.default)
+        for param in params:
+            if param.name in named:
+                arg = named[param.name]
+            else:
+                # Positional arguments fill the parameters not given by name, in order.
+                slot = [p.name for p in params if p.name not in named].index(param.name)
+                arg = positional[slot] if slot < len(positional) else param.default
             if arg is None:
                 raise unsupported(
                     node, f"missing argument '{param.name}'", code="WrongArgumentCount"
@@ -284,8 +302,16 @@ class QueryCompiler:
     def _inline_scalar_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
         saved = self.lets
         bound: dict[str, Any] = {}
-        for i, param in enumerate(fn.params):
-            arg = node.args[i] if i < len(node.args) else param.default
+        positional = [a for a in node.args if not isinstance(a, K.NamedArg)]
+        named = {a.name: a.value for a in node.args if isinstance(a, K.NamedArg)}
+        params = list(fn.params)
+        for param in fn.params:
+            if param.name in named:
+                arg = named[param.name]
+            else:
+                # Positional arguments fill the parameters not given by name, in order.
+                slot = [p.name for p in params if p.name not in named].index(param.name)
+                arg = positional[slot] if slot < len(positional) else param.default
             if arg is None:
                 raise unsupported(
                     node, f"missing argument '{param.name}'", code="WrongArgumentCount"
@@ -436,7 +462,7 @@ def _projection(
         if item.names:
             name = item.names[0]
         else:
-            name = _expr_name(item.expr) or ""
+            name = kql_expression_name(item.expr) or _expr_name(item.expr) or ""
             if not name:
                 name = f"Column{next(column_counter)}"
                 while name in values:
@@ -447,6 +473,10 @@ def _projection(
         scope.columns[name] = value
     if window:
         order = [n for n in order if n != "__rn"] + (["__rn"] if extend else [])
+    part = _partition(qc, relation)
+    if part and part not in order:
+        order.append(part)
+        values[part] = Typed(S.Col(part), "long")
     out = [(n, values[n].type) for n in order]
     columns = [(values[n].sql, n) for n in order]
     result = qc._select(relation, columns, out)
@@ -578,13 +608,26 @@ def _count_value(qc: QueryCompiler, node: K.Expr) -> S.Expr:
     return T("toUInt64(greatest({0}, 0))", cast_to(value, "long").sql)
 
 
+def _partition(qc: QueryCompiler, relation: Relation) -> str | None:
+    """The row-id column of an enclosing mv-apply, when this relation still carries it."""
+    part = qc.partition
+    return part if part and any(n == part for n, _ in relation.columns) else None
+
+
+def _limit_kwargs(qc: QueryCompiler, relation: Relation, count: S.Expr) -> dict[str, Any]:
+    part = _partition(qc, relation)
+    if part:
+        return {"limit_by": (count, [S.Col(part)])}
+    return {"limit": count}
+
+
 def op_take(qc: QueryCompiler, op: K.Take, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
         relation,
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
-        limit=_count_value(qc, op.count),
+        **_limit_kwargs(qc, relation, _count_value(qc, op.count)),
     )
 
 
@@ -596,7 +639,7 @@ def op_top(qc: QueryCompiler, op: K.Top, relation: Relation) -> Relation:
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
         order_by=order,
-        limit=_count_value(qc, op.count),
+        **_limit_kwargs(qc, relation, _count_value(qc, op.count)),
     )
     result.ordered = True
     return result
@@ -604,6 +647,14 @@ def op_top(qc: QueryCompiler, op: K.Top, relation: Relation) -> Relation:
 
 def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
     name = op.name or "Count"
+    part = _partition(qc, relation)
+    if part:
+        return qc._select(
+            relation,
+            [(T("toInt64(count())"), name), (S.Col(part), part)],
+            [(name, "long"), (part, "long")],
+            group_by=[S.Col(part)],
+        )
     return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
 
 
@@ -630,12 +681,22 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    part = _partition(qc, relation)
+    if part:
+        used.add(part)
+        group_by.append(S.Col(part))
+        columns.append((S.Col(part), part))
+        out.append((part, "long"))
     for item in op.by:
         value = ExprCompiler(row_scope).compile(item.expr)
         if item.names:
             name = item.names[0]
         else:
-            name = _by_name(item.expr) or f"Column{next(column_counter)}"
+            name = (
+                kql_expression_name(item.expr)
+                or _by_name(item.expr)
+                or f"Column{next(column_counter)}"
+            )
         name = _unique(name, used)
         used.add(name)
         group_by.append(value.sql)
@@ -654,7 +715,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         if item.names:
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
-            name = default_name(expr)
+            name = kql_expression_name(expr, aggregate=True) or default_name(expr)
         else:
             name = f"Column{next(column_counter)}"
         name = _unique(name, used)
@@ -804,11 +865,13 @@ def _const(node: K.Expr) -> Any:
     raise unsupported(node, "expected a constant")
 
 
-def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relation:
+def op_mv_expand(
+    qc: QueryCompiler, op: K.MvExpand, relation: Relation, *, keep_null: bool = True
+) -> Relation:
     relation = _strip_rn(qc, relation)
     scope = relation.scope(qc.lets)
     params = {p.name: p.value for p in op.params}
-    bag_array = False
+    bag_array = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "array"
     if "bagexpansion" in params:
         bag_array = (
             isinstance(params["bagexpansion"], K.NameRef) and params["bagexpansion"].name == "array"
@@ -834,7 +897,9 @@ def op_mv_expand(qc: QueryCompiler, op: K.MvExpand, relation: Relation) -> Relat
         )
         arrays.append(
             T(
-                "multiIf(isNull({0}), emptyArrayString(), JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), JSONType({0}) = 'Object', "
+                "multiIf(isNull({0}), "
+                + ("['null']" if keep_null else "emptyArrayString()")
+                + ", JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), JSONType({0}) = 'Object', "
                 + bag
                 + ", [{0}])",
                 json_value,
@@ -1048,6 +1113,8 @@ def op_join(qc: QueryCompiler, op: K.Join | K.Lookup, relation: Relation) -> Rel
                 sql_kind in ("RIGHT", "FULL") and n in same_name_keys and isinstance(op, K.Lookup)
             ):
                 pass
+            if t == "string" and sql_kind in ("RIGHT", "FULL"):
+                expr = T("ifNull({0}, '')", expr)
             columns.append((expr, n))
             out.append((n, t))
             used.add(n)
@@ -1057,7 +1124,10 @@ def op_join(qc: QueryCompiler, op: K.Join | K.Lookup, relation: Relation) -> Rel
                 continue
             name = _unique(n, used)
             used.add(name)
-            columns.append((S.Col(n, "R"), name))
+            right_expr: S.Expr = S.Col(n, "R")
+            if t == "string" and sql_kind in ("LEFT", "FULL"):
+                right_expr = T("ifNull({0}, '')", right_expr)
+            columns.append((right_expr, name))
             out.append((name, t))
     query = S.Select(
         columns=columns,
@@ -1284,3 +1354,262 @@ _SOURCE_OPERATORS: dict[type, Callable[..., Relation]] = {
     K.Range: src_range,
     K.Union: src_union,
 }
+
+
+def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    rid = f"__rid{next(qc._counter)}"
+    base_cols = [(S.Col(n), n) for n, _ in relation.columns] + [(T("rowNumberInAllBlocks()"), rid)]
+    base = qc._select(relation, base_cols, [*relation.columns, (rid, "long")])
+    expand = K.MvExpand(op.span, op.params, op.items, op.limit)
+    # mv-expand keeps a row for a null array; mv-apply gives such a row no subtable at all.
+    expanded = op_mv_expand(qc, expand, base, keep_null=False)
+    saved = qc.partition
+    qc.partition = rid
+    try:
+        sub = qc.tabular(op.subquery, expanded)
+    finally:
+        qc.partition = saved
+    sub_types = dict(sub.columns)
+    if rid not in sub_types:
+        raise unsupported(op.subquery, "this mv-apply subquery is not supported")
+    # Columns expanded in place belong to the subquery; the other input columns carry over.
+    in_place = {
+        _expr_name(i.item.expr) for i in op.items if not i.item.names and _expr_name(i.item.expr)
+    }
+    original = [n for n, _ in relation.columns if n not in in_place]
+    expanded_names = [n for n, _ in expanded.columns]
+    out_names = original + [n for n, _ in sub.columns if n not in original and n != rid]
+    if all(n in sub_types for n in original):
+        out = [(n, sub_types[n]) for n in out_names]
+        return qc._select(sub, [(S.Col(n), n) for n in out_names], out)
+    base_types = dict(relation.columns)
+    columns: list[tuple[S.Expr, str]] = []
+    out = []
+    for n in out_names:
+        if (
+            n in sub_types and (n not in base_types or (n in expanded_names and n not in original))
+        ) or (
+            n in sub_types
+            and n in original
+            and n not in [i.item.names[0] if i.item.names else "" for i in op.items]
+        ):
+            columns.append((S.Col(n, "S"), n))
+            out.append((n, sub_types[n]))
+        else:
+            columns.append((S.Col(n, "B"), n))
+            out.append((n, base_types[n]))
+    query = S.Select(
+        columns=columns,
+        from_=base.source("B"),
+        joins=[S.Join("INNER", sub.source("S"), on=S.BinOp("=", S.Col(rid, "B"), S.Col(rid, "S")))],
+    )
+    return qc._new_cte(query, out)
+
+
+def op_make_series(qc: QueryCompiler, op: K.MakeSeries, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    scope = relation.scope(qc.lets)
+    on = ExprCompiler(scope).compile(op.on)
+    if on.type != "datetime":
+        raise unsupported(op.on, "make-series is supported on datetime axes")
+    step = qc.expr(None, op.step)
+    step_ticks = step.sql if step.type == "timespan" else cast_to(step, "long").sql
+    if op.start is None or op.end is None:
+        raise unsupported(op, "make-series needs from and to")
+    start = ticks(qc.expr(None, op.start).sql)
+    end = ticks(qc.expr(None, op.end).sql)
+    t = ticks(on.sql)
+    params = {p.name: p.value for p in op.params}
+    nonempty = isinstance(params.get("kind"), K.NameRef) and params["kind"].name == "nonempty"
+    used: set[str] = set()
+    by_cols: list[tuple[S.Expr, str]] = []
+    by_out: list[tuple[str, str]] = []
+    for i, item in enumerate(op.by):
+        value = ExprCompiler(scope).compile(item.expr)
+        name = _unique(
+            item.names[0] if item.names else (_by_name(item.expr) or f"Column{i + 1}"), used
+        )
+        used.add(name)
+        by_cols.append((value.sql, name))
+        by_out.append((name, value.type))
+    agg_ctx = AggregateContext(lambda: ExprCompiler(scope))
+    agg_cols: list[tuple[S.Expr, str]] = []
+    agg_names: list[tuple[str, str]] = []
+    for item in op.aggregates:
+        value = ExprCompiler(scope, aggregates=agg_ctx).compile(item.expr)
+        if item.names:
+            name = item.names[0]
+        elif isinstance(item.expr, K.Call):
+            name = default_name(item.expr)
+        else:
+            name = "Column1"
+        name = _unique(name, used)
+        used.add(name)
+        agg_cols.append((value.sql, name))
+        agg_names.append((name, value.type))
+    on_name = _unique(_expr_name(op.on) or "Column1", used)
+    bin_expr = T("intDiv({0} - {1}, {2})", t, start, step_ticks)
+    per_bin = qc._select(
+        relation,
+        [*by_cols, (bin_expr, "__bin"), *agg_cols],
+        [*by_out, ("__bin", "long"), *agg_names],
+        where=T("ifNull({0} >= {1} AND {0} < {2}, false)", t, start, end),
+        group_by=[e for e, _ in by_cols] + [bin_expr],
+    )
+    nbins = T("toUInt64(greatest(0, intDiv({1} - {0} + {2} - 1, {2})))", start, end, step_ticks)
+    series_cols: list[tuple[S.Expr, str]] = [(S.Col(n), n) for _, n in by_cols]
+    for (name, kql_type), default in zip(agg_names, op.defaults, strict=True):
+        default_value = qc.expr(None, default) if default is not None else Typed(lit(0), "long")
+        default_json = T("ifNull({0}, 'null')", to_json(default_value))
+        series_cols.append(
+            (
+                T(
+                    "concat('[', arrayStringConcat(arrayMap(i -> if(indexOf(groupArray(`__bin`), i) > 0, "
+                    "ifNull({0}, 'null'), {1}), range(0, {2})), ','), ']')",
+                    to_json(
+                        Typed(
+                            T(
+                                "arrayElement(groupArray({0}), indexOf(groupArray(`__bin`), __i))",
+                                S.Col(name),
+                            ),
+                            kql_type,
+                        )
+                    ),
+                    default_json,
+                    nbins,
+                ),
+                name,
+            )
+        )
+    axis = T(
+        "concat('[', arrayStringConcat(arrayMap(i -> concat('\"', formatDateTime(reinterpret(toInt64({0} + i * {1}), "
+        "'DateTime64(7, \\'UTC\\')'), '%Y-%m-%dT%H:%i:%S'), '.', leftPad(toString(positiveModulo({0} + i * {1}, 10000000)), 7, '0'), "
+        "'Z\"'), range(0, {2})), ','), ']')",
+        start,
+        step_ticks,
+        nbins,
+    )
+    series_cols.append((axis, on_name))
+    out = by_out + [(n, "dynamic") for n, _ in agg_names] + [(on_name, "dynamic")]
+    query = S.Select(
+        columns=series_cols, from_=per_bin.source(), group_by=[S.Col(n) for _, n in by_cols]
+    )
+    if not by_cols and not nonempty:
+        query.having = T("count() > 0")
+    return qc._new_cte(query, out)
+
+
+_OPERATORS[K.MvApply] = op_mv_apply
+_OPERATORS[K.MakeSeries] = op_make_series
+
+
+_JSON_TYPE_TO_KQL = {
+    "Int64": "long",
+    "UInt64": "long",
+    "Double": "real",
+    "String": "string",
+    "Bool": "bool",
+}
+
+
+def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    name = op.plugin.name.lower()
+    if name == "bag_unpack":
+        return _bag_unpack(qc, op, relation)
+    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
+
+
+def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    args = [a for a in op.plugin.args if not isinstance(a, K.NamedArg)]
+    named = {a.name.lower(): a.value for a in op.plugin.args if isinstance(a, K.NamedArg)}
+    if not args:
+        raise unsupported(op.plugin, "bag_unpack needs a column", code="WrongArgumentCount")
+    scope = relation.scope(qc.lets)
+    bag = ExprCompiler(scope).compile(args[0])
+    bag_name = _expr_name(args[0])
+    prefix = ""
+    if len(args) > 1 and isinstance(args[1], K.Literal) and isinstance(args[1].value, str):
+        prefix = args[1].value
+    conflict_node = named.get("columnsconflict")
+    conflict = conflict_node.value if isinstance(conflict_node, K.Literal) else "error"
+    ignored: set[str] = set()
+    ignored_node = named.get("ignoredproperties")
+    if isinstance(ignored_node, K.Literal) and isinstance(ignored_node.value, list):
+        ignored = {str(v) for v in ignored_node.value}
+    if op.schema:
+        keys = [
+            (c.name, normalize_kql_type(c.type))
+            for c in op.schema
+            if c.name not in dict(relation.columns)
+        ]
+    else:
+        if qc.probe is None:
+            raise unsupported(op, "bag_unpack needs a discovery query, which is not available here")
+        discovery = S.Select(
+            columns=[(T("kv.1"), "k"), (T("groupUniqArray(toString(JSONType(kv.2)))"), "types")],
+            from_=S.Subquery(
+                S.Select(
+                    columns=[
+                        (
+                            T("arrayJoin(JSONExtractKeysAndValuesRaw(ifNull({0}, '')))", bag.sql),
+                            "kv",
+                        )
+                    ],
+                    from_=relation.source(),
+                )
+            ),
+            group_by=[T("kv.1")],
+            order_by=[(S.Col("k"), False, False)],
+            ctes=list(qc.ctes),
+        )
+        keys = []
+        for row in qc.probe(S.render(discovery)):
+            kinds = [t for t in row["types"] if t != "Null"]
+            kql_type = _JSON_TYPE_TO_KQL.get(kinds[0], "dynamic") if len(kinds) == 1 else "dynamic"
+            keys.append((str(row["k"]), kql_type))
+    keys = [(k, t) for k, t in keys if k not in ignored]
+    existing = [(n, t) for n, t in relation.columns if n != bag_name]
+    existing_names = {n for n, _ in existing}
+    values: dict[str, Typed] = {}
+    for key, kql_type in keys:
+        column = prefix + key
+        raw = T("nullIf(JSONExtractRaw(ifNull({0}, ''), {1}), '')", bag.sql, S.Lit(key))
+        values[column] = cast_to(Typed(raw, "dynamic"), kql_type)
+        if column in existing_names and conflict == "error":
+            raise unsupported(
+                op, f"bag_unpack: column '{column}' already exists", code="InvalidArgument"
+            )
+    columns: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    for n, t in existing:
+        if n in values and conflict == "replace_source":
+            columns.append((values[n].sql, n))
+            out.append((n, values[n].type))
+        else:
+            columns.append((S.Col(n), n))
+            out.append((n, t))
+    for n, value in values.items():
+        if n in existing_names:
+            continue
+        columns.append((value.sql, n))
+        out.append((n, value.type))
+    return qc._select(relation, columns, out)
+
+
+_OPERATORS[K.Evaluate] = op_evaluate
+
+
+def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
+    relation = _strip_rn(qc, relation)
+    return qc._select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        order_by=[(T("rand()"), False, False)],
+        limit=_count_value(qc, op.count),
+    )
+
+
+_OPERATORS[K.Sample] = op_sample

@@ -26,9 +26,29 @@ class Typed:
 _NULLABLE_JSON_ARG = re.compile(r"(JSONExtract(?:ArrayRaw|KeysAndValuesRaw|Keys))\((\{\d+\})\)")
 
 
+# Lambda parameters of bzrk's templates; renamed so that they never capture a user column
+# with the same name (`print x = ... | extend series_abs(x)`).
+_LAMBDA_VARS = re.compile(r"(?<![\w.`$])(acc|kv|ch|poly|x|y|i|k|p|b|d|g|h|n|r|t)(?![\w(])")
+_QUOTED = re.compile(r"('(?:[^'\\]|\\.)*')")
+
+
+def _hygienic(text: str) -> str:
+    parts = _QUOTED.split(text)
+    return "".join(
+        part if index % 2 else _LAMBDA_VARS.sub(r"__\1", part) for index, part in enumerate(parts)
+    )
+
+
 def T(text: str, *args: S.Expr) -> S.Template:
-    """A template node; JSON array extractors get a non-null argument (arrays cannot be null)."""
-    return S.Template(_NULLABLE_JSON_ARG.sub(r"\1(ifNull(\2, ''))", text), list(args))
+    """A template node (SQL text written in bzrk, with ``{n}`` slots for child nodes).
+
+    JSON array extractors get a non-null argument (arrays cannot be null), and lambda
+    parameters are renamed so that they cannot capture user columns.
+    """
+    text = _NULLABLE_JSON_ARG.sub(r"\1(ifNull(\2, ''))", text)
+    if "->" in text:
+        text = _hygienic(text)
+    return S.Template(text, list(args))
 
 
 def lit(value: object) -> S.Lit:
@@ -174,7 +194,7 @@ def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
             "bool",
         )
     if kql_type == "datetime":
-        return Typed(T("parseDateTime64BestEffortOrNull({0}, 7, 'UTC')", text), "datetime")
+        return Typed(T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime")
     if kql_type == "timespan":
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":

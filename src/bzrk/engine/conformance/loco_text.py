@@ -58,6 +58,8 @@ def render_cell(value: Any, kql_type: str) -> str:
     if kql_type == "timespan":
         return _timespan(int(value))
     if kql_type == "dynamic":
+        if isinstance(value, str):
+            return value  # a JSON string value prints as its text in .NET
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return str(value)
 

@@ -45,8 +45,8 @@ class BoundQuery:
         inputs: query operator → the schema flowing into it.
         symbols: `NameRef`/`Member`/`Index` → the `Symbol` it resolves to.
         calls: `Call` → `CallInfo`.
-        names: `NamedExpr` (projection / aggregate / by item) → the output column name(s) it
-            produces, after KQL's naming rules.
+        names: `NamedExpr` (projection / aggregate / by item; for `distinct`, the item
+            expression) → the output column name(s) it produces, after KQL's naming rules.
         results: one `(statement, schema)` per result-producing statement, in order.
     """
 

@@ -8,8 +8,9 @@ handlers in `binder/operators.py` (one per operator class). All results land in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Union
+from typing import Any, Union
 
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.bound import BoundQuery, CallInfo
@@ -22,8 +23,10 @@ from bzrk.kql.binder.typing_rules import (
 )
 from bzrk.kql.catalog import AGGREGATES, FUNCTIONS
 from bzrk.kql.diagnostics import (
+    MAX_ERRORS,
     KqlError,
     aggregate_outside_summarize,
+    collected,
     not_scalar,
     not_tabular,
     too_deep,
@@ -39,23 +42,22 @@ from bzrk.kql.symbols import (
     EMPTY_SCHEMA,
     LONG,
     RAW_COLUMN,
-    REAL,
-    STRING,
     UNKNOWN,
     Column,
     ColumnSymbol,
     GlobalState,
+    PatternSymbol,
     RawPathSymbol,
     Symbol,
     TableRefSymbol,
     TableSchema,
-    TableSymbol,
     UserFunctionSymbol,
     VariableSymbol,
 )
 
 Value = Union[str, TableSchema]  # a scalar type name or a tabular schema  # noqa: UP007
 MAX_BIND_DEPTH = 300
+SpecialBinder = Callable[["Binder", s.Call, "Ctx"], Value]
 
 _COMPARISON = frozenset({"==", "!=", "<>", "<", "<=", ">", ">=", "=~", "!~", "matches regex"})
 
@@ -77,6 +79,10 @@ class Binder:
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.depth = 0
         self.text = ""
+        # graph values (make-graph output): schema identity → (node schema, edge schema)
+        self.graphs: dict[int, tuple[TableSchema, TableSchema]] = {}
+        self.graph_values: list[TableSchema] = []
+        self.poisoned: set[str] = set()  # `let` names whose definition failed to bind
 
     # --- scopes --------------------------------------------------------------------------
 
@@ -93,8 +99,25 @@ class Binder:
     # --- statements ----------------------------------------------------------------------
 
     def bind_query(self, query: s.Query) -> None:
+        errors: list[KqlError] = []
         for stmt in query.statements:
-            self.bind_statement(stmt, top=True)
+            try:
+                self.bind_statement(stmt, top=True)
+            except _Cascade:  # the statement uses a `let` that already failed: reported once
+                if isinstance(stmt, s.LetStatement):
+                    self.poisoned.add(stmt.name)
+                continue
+            except KqlError as err:
+                if err.code == "QueryTooComplex":
+                    errors.append(err)
+                    break
+                errors.append(err)
+                if isinstance(stmt, s.LetStatement):
+                    self.poisoned.add(stmt.name)
+                if len(errors) >= MAX_ERRORS:
+                    break
+        if errors:
+            raise collected(errors)
 
     def bind_statement(self, stmt: s.Statement, top: bool) -> Value | None:
         if isinstance(stmt, s.LetStatement):
@@ -115,6 +138,9 @@ class Binder:
                 self.declare(p.name, VariableSymbol(p.name, p.type, None, None, "query_parameter"))
             return None
         if isinstance(stmt, s.SetOption):
+            return None
+        if isinstance(stmt, s.DeclarePattern):
+            self.declare(stmt.name, PatternSymbol(stmt.name, stmt))
             return None
         assert isinstance(stmt, s.ExprStatement)
         result = self.bind(stmt.expr, Ctx())
@@ -187,6 +213,8 @@ class Binder:
     def _name(self, e: s.NameRef, ctx: Ctx) -> Value:
         name = e.name
         row = ctx.row
+        if name in self.poisoned and self.lookup_local(name) is None:
+            raise _Cascade()
         if row is not None:
             col = row.find(name)
             if col is not None:
@@ -239,6 +267,8 @@ class Binder:
                     self.bound.symbols[e] = ColumnSymbol(e.name, DYNAMIC, target.name[1:])
                     return DYNAMIC
             raise unknown_name(f"{target.name}.{e.name}").at(e.span)
+        if isinstance(target, s.Call) and isinstance(self.lookup_local(target.name), PatternSymbol):
+            return self.invoke_pattern(target, e.name, e)
         if isinstance(target, s.Call) and target.name in ("database", "cluster"):
             self.bind(target, Ctx())
             db_name = _literal_string(target.args[0]) if target.args else None
@@ -272,7 +302,13 @@ class Binder:
 
     def _unary(self, e: s.Unary, ctx: Ctx) -> Value:
         t = self.scalar(e.operand, ctx)
-        return LONG if t in ("int", BOOL) else t
+        if t in (BOOL, "string", "guid"):
+            raise type_mismatch(f"Operator '{e.op}'", "a number, timespan or datetime", t).at(
+                e.span
+            )
+        return (
+            LONG if t == "int" else t
+        )  # (a negative int *literal* stays int: the parser folds it)
 
     def _binary(self, e: s.Binary, ctx: Ctx) -> Value:
         # long `a or b or c ...` chains are left-nested: walk the left spine iteratively so the
@@ -330,12 +366,17 @@ class Binder:
         elif isinstance(source, s.QueryOperator):
             schema = self.bind_source_operator(source, ctx)
         else:
+            if isinstance(source, s.NameRef) and self._unresolvable_table(source.name):
+                raise unknown_table(source.name).at(source.span)
             schema = self.tabular(source, Ctx())
         for op in e.operators:
             self.bound.inputs[op] = schema
             schema = bind_operator(self, op, schema)
             self.bound.schemas[op] = schema
         return schema
+
+    def _unresolvable_table(self, name: str) -> bool:
+        return self.lookup_local(name) is None and self.globals.find_table(name) is None
 
     def bind_source_operator(self, op: s.QueryOperator, ctx: Ctx) -> TableSchema:
         from bzrk.kql.binder.operators import bind_operator
@@ -364,6 +405,8 @@ class Binder:
         if isinstance(sym, UserFunctionSymbol):
             self.bound.symbols[e] = sym
             return self.invoke_user(sym, e.args, e, ctx, None)
+        if isinstance(sym, PatternSymbol):
+            return self.invoke_pattern(e, None, e)
         if isinstance(sym, VariableSymbol) and sym.schema is not None and not e.args:
             return sym.schema
         fn = None
@@ -408,6 +451,37 @@ class Binder:
         self.bound.calls[e] = CallInfo(kind, fn, sig, result)
         return result
 
+    def invoke_pattern(self, call: s.Call, path: str | None, site: s.Node) -> Value:
+        sym = self.lookup_local(call.name)
+        assert isinstance(sym, PatternSymbol)
+        self.bound.symbols[site] = sym
+        for a in call.args:
+            self.scalar(a, Ctx())
+        wanted = [_literal_value(a) for a in call.args]
+        chosen = None
+        for case in sym.declaration.cases:
+            if [_literal_value(a) for a in case.args] != wanted:
+                continue
+            if path is not None and (case.path is None or _literal_value(case.path) != path):
+                continue
+            chosen = case
+            break
+        if chosen is None:
+            # no matching case in the query: the pattern is resolved at run time (opaque)
+            return TableSchema((), opaque=True)
+        self.scopes.append({})
+        try:
+            if isinstance(chosen.body, s.Lambda):
+                result: Value = UNKNOWN
+                for stmt in chosen.body.body:
+                    r = self.bind_statement(stmt, top=False)
+                    if r is not None:
+                        result = r
+                return result
+            return self.bind(chosen.body, Ctx())
+        finally:
+            self.scopes.pop()
+
     def invoke_user(
         self,
         sym: UserFunctionSymbol,
@@ -444,7 +518,11 @@ class Binder:
                     self.declare(p.name, VariableSymbol(p.name, None, schema, None, "parameter"))
                 else:
                     ptype = p.type if isinstance(gv, str) else UNKNOWN
-                    self.declare(p.name, VariableSymbol(p.name, ptype, None, None, "parameter"))
+                    # the argument expression (or default) travels with the parameter, so
+                    # constant arguments can be read statically (project-by-names)
+                    offset = 1 if input_schema is not None else 0
+                    arg = given[i - offset] if 0 <= i - offset < len(given) else p.default
+                    self.declare(p.name, VariableSymbol(p.name, ptype, None, arg, "parameter"))
             result: Value = UNKNOWN
             for stmt in decl.body:
                 r = self.bind_statement(stmt, top=False)
@@ -456,6 +534,18 @@ class Binder:
             "user", None, None, result if isinstance(result, str) else "table", user=sym
         )
         return result
+
+
+class _Cascade(Exception):  # internal control flow; never escapes the binder
+    """A reference to a `let` whose definition already failed."""
+
+
+def _literal_value(expr: s.Expr) -> object:
+    if isinstance(expr, s.Literal):
+        return expr.value
+    if isinstance(expr, s.NameRef):
+        return expr.name
+    return None
 
 
 def _literal_string(expr: s.Expr) -> str | None:
@@ -538,7 +628,7 @@ def _database(b: Binder, e: s.Call, ctx: Ctx) -> Value:
     return UNKNOWN
 
 
-def _dynamic_call(name: str) -> object:
+def _dynamic_call(name: str) -> SpecialBinder:
     def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
         for a in e.args:
             b.bind(a, ctx)
@@ -549,18 +639,7 @@ def _dynamic_call(name: str) -> object:
     return bind_args
 
 
-def _row_window_call(result: str):  # type: ignore[no-untyped-def]
-    def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
-        for a in e.args:
-            b.bind(a, ctx)
-        fn = FUNCTIONS.get(e.name)
-        b.bound.calls[e] = CallInfo("scalar", fn, fn.signatures[0] if fn else None, result)
-        return result
-
-    return bind_args
-
-
-_SPECIAL_CALLS = {
+_SPECIAL_CALLS: dict[str, SpecialBinder] = {
     "toscalar": _toscalar,
     "materialize": _materialize,
     "table": _table,
@@ -573,9 +652,8 @@ _SPECIAL_CALLS = {
     "pack_dictionary": _dynamic_call("pack_dictionary"),
     "bag_pack_columns": _dynamic_call("bag_pack_columns"),
 }
-_unused = (REAL, STRING, TableSymbol, KqlError)
 
-_EXPR_BINDERS = {
+_EXPR_BINDERS: dict[type, Callable[[Binder, Any, Ctx], Value]] = {
     s.Literal: Binder._literal,
     s.NameRef: Binder._name,
     s.Star: Binder._star,

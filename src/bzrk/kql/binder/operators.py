@@ -15,10 +15,9 @@ from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
 from bzrk.kql.binder.typing_rules import widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
-from bzrk.kql.diagnostics import duplicate_column, unknown_name, unknown_plugin
+from bzrk.kql.diagnostics import duplicate_column, type_mismatch, unknown_name, unknown_plugin
 from bzrk.kql.symbols import (
     BOOL,
-    DATETIME,
     DYNAMIC,
     EMPTY_SCHEMA,
     INT,
@@ -42,15 +41,10 @@ def bind_operator(b: Binder, op: s.QueryOperator, input: TableSchema | None) -> 
     return handler(b, op, input if input is not None else EMPTY_SCHEMA)
 
 
-def _same(b: Binder, op: s.QueryOperator, input: TableSchema) -> TableSchema:
-    for child in op.children():
-        if isinstance(child, s.Expr):
-            b.bind(child, Ctx(row=input))
-    return input
-
-
 def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
-    b.scalar(op.predicate, Ctx(row=input))
+    t = b.scalar(op.predicate, Ctx(row=input))
+    if t not in (BOOL, DYNAMIC, UNKNOWN):
+        raise type_mismatch("The where predicate", "bool", t).at(op.predicate.span)
     return input
 
 
@@ -68,6 +62,9 @@ def _sort(b: Binder, op: s.Sort, input: TableSchema) -> TableSchema:
 def _top(b: Binder, op: s.Top, input: TableSchema) -> TableSchema:
     b.scalar(op.count, Ctx())
     b.scalar(op.key.expr, Ctx(row=input))
+    if isinstance(op.key.expr, s.Binary) and op.key.expr.op == "similarto":
+        # Berserk semantic search: `top N by body similarto "text"` adds the similarity score
+        return _merge_extend(input, [Column("_score", REAL)])
     return input
 
 
@@ -172,7 +169,10 @@ def _distinct(b: Binder, op: s.Distinct, input: TableSchema) -> TableSchema:
     if len(op.items) == 1 and isinstance(op.items[0], s.Star):
         return TableSchema(input.columns, False, input.opaque)
     items = tuple(s.NamedExpr(e.span, (), e) for e in op.items)
-    return TableSchema(tuple(bind_items(b, items, input, mode="by")))
+    cols = bind_items(b, items, input, mode="by")
+    for item in items:  # the engine looks names up by the distinct expression itself
+        b.bound.names[item.expr] = b.bound.names.pop(item)
+    return TableSchema(tuple(cols))
 
 
 def _join_keys(
@@ -577,75 +577,36 @@ def _consume(b: Binder, op: s.Consume, input: TableSchema) -> TableSchema:
     return EMPTY_SCHEMA
 
 
-# --- Berserk extensions ------------------------------------------------------------------
-
-
-def _annotate(b: Binder, op: s.Annotate, input: TableSchema) -> TableSchema:
-    cols = list(input.columns)
+def _project_by_names(b: Binder, op: s.ProjectByNames, input: TableSchema) -> TableSchema:
+    patterns: list[str] = []
     for item in op.items:
-        b.scalar(item.path, Ctx(row=input))
-        if isinstance(item.path, s.NameRef) and not item.type.startswith(("[", "{")):
-            for i, c in enumerate(cols):
-                if c.name == item.path.name:
-                    cols[i] = Column(c.name, item.type)
-                    break
-            else:
-                cols.append(Column(item.path.name, item.type))
-    return TableSchema(tuple(cols), input.raw, input.opaque)
+        value = b.bind(item, Ctx(row=TableSchema((), opaque=True)))
+        patterns.extend(_names_in(b, item, value))
+    cols: list[Column] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        for c in _match(pattern, input, b, op, strict=False):
+            if c.name not in seen:
+                seen.add(c.name)
+                cols.append(c)
+    return TableSchema(tuple(cols), False, input.opaque)
 
 
-def _fieldstats(b: Binder, op: s.FieldStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    return TableSchema(
-        (
-            Column("AttributePath", STRING),
-            Column("Type", STRING),
-            Column("Cardinality", LONG),
-            Column("Frequency", REAL),
-            Column("Hint", DYNAMIC),
-        )
-    )
-
-
-def _otel_log_stats(b: Binder, op: s.OtelLogStats, input: TableSchema) -> TableSchema:
-    for c in op.columns:
-        b.scalar(c, Ctx(row=input))
-    for p in op.params:
-        if p.name == "severity":
-            b.scalar(p.value, Ctx(row=input))
-    return _fieldstats(b, s.FieldStats(op.span, (), ()), input)
-
-
-def _trace_pattern(b: Binder, pattern: s.TracePattern, row: TableSchema) -> None:
-    if pattern.predicate is not None:
-        if isinstance(pattern.predicate, s.Pipeline):
-            b.tabular(pattern.predicate, Ctx(row=row))
-        else:
-            b.scalar(pattern.predicate, Ctx(row=row))
-    for side in (pattern.left, pattern.right):
-        if side is not None:
-            _trace_pattern(b, side, row)
-
-
-def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
-    row = input if input.columns or input.raw else TableSchema((), raw=True)
-    _trace_pattern(b, op.pattern, row)
-    schema = TableSchema((Column("trace_id", STRING),))
-    for out in op.output:
-        b.bound.inputs[out] = row
-        if isinstance(out, s.Summarize):
-            summarized = _summarize(b, out, row)
-            schema = TableSchema(
-                (
-                    Column("trace_id", STRING),
-                    *[c for c in summarized.columns if c.name != "trace_id"],
-                )
-            )
-        else:
-            schema = bind_operator(b, out, schema)
-        b.bound.schemas[out] = schema
-    return schema
+def _names_in(b: Binder, expr: s.Expr, value: object) -> list[str]:
+    """Column names/patterns an argument of project-by-names denotes, when known statically."""
+    if isinstance(expr, s.Literal):
+        if isinstance(expr.value, str):
+            return [expr.value]
+        if isinstance(expr.value, list):
+            return [v for v in expr.value if isinstance(v, str)]
+    if isinstance(expr, s.Call) and expr.name == "column_names_of" and expr.args:
+        schema = b.bound.schemas.get(expr.args[0])
+        return schema.names if schema is not None else []
+    if isinstance(expr, s.NameRef):
+        sym = b.bound.symbols.get(expr)
+        if isinstance(sym, VariableSymbol) and isinstance(sym.value, s.Literal):
+            return _names_in(b, sym.value, None)
+    return []
 
 
 def _generic(b: Binder, op: s.GenericOperator, input: TableSchema) -> TableSchema:
@@ -698,9 +659,13 @@ _HANDLERS: dict[type, Callable[..., TableSchema]] = {
     s.DataTable: _datatable,
     s.ExternalData: _externaldata,
     s.GenericOperator: _generic,
-    s.Annotate: _annotate,
-    s.FieldStats: _fieldstats,
-    s.OtelLogStats: _otel_log_stats,
-    s.TraceFind: _trace_find,
+    s.ProjectByNames: _project_by_names,
 }
-_unused = (BOOL, DATETIME, _same)
+
+# Berserk's operators and the graph operators live in their own modules (they import the
+# helpers above, hence the registration at the bottom).
+from bzrk.kql.binder import berserk as _berserk  # noqa: E402
+from bzrk.kql.binder import graph as _graph  # noqa: E402
+
+_HANDLERS.update(_berserk.HANDLERS)
+_HANDLERS.update(_graph.HANDLERS)

@@ -25,7 +25,7 @@ def bind_plugin(
     from bzrk.kql.binder.core import Ctx
 
     # plugin arguments may name columns of other inputs (geo/ip lookups): bind them leniently
-    ctx = Ctx(row=TableSchema(input.columns, input.raw, opaque=True))
+    ctx = Ctx(row=TableSchema(input.columns, input.raw, opaque=True), aggregates=True)
     arg_types: list[str] = []
     for a in op.plugin.args:
         v = b.bind(a, ctx)
@@ -35,7 +35,7 @@ def bind_plugin(
     )
     args = op.plugin.args
     if op.schema:
-        cols = []
+        cols: list[Column] = []
         for c in op.schema:
             if c.name == "*":
                 drop = _col_name(args[0]) if plugin.name == "bag_unpack" and args else None

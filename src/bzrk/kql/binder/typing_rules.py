@@ -54,9 +54,7 @@ def common_type(types: list[str], non_dynamic: bool = False) -> str:
         return first
     if all(t in NUMERIC_TYPES for t in known):
         return widest(known)
-    if DYNAMIC in known and not non_dynamic:
-        return DYNAMIC
-    return first
+    return DYNAMIC  # no common scalar type: Kusto falls back to dynamic
 
 
 def promoted(t: str) -> str:
@@ -165,5 +163,5 @@ def return_type(fn: FunctionSymbol, sig: Signature, args: list[str]) -> str:
         chosen = [a for p, a in zip(params, args, strict=False) if p.type_kind.startswith("Common")]
         return common_type(chosen or args, non_dynamic=rk == "CommonNonDynamic")
     if rk == "Widest":
-        return widest(args)
+        return promoted(widest(args)) if args and widest(args) == INT else widest(args)
     return sig.computed_type or DYNAMIC

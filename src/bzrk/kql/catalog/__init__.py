@@ -114,7 +114,7 @@ class FunctionSymbol:
 
 def _load(kind: str, rows: list[list[object]]) -> dict[str, FunctionSymbol]:
     out: dict[str, FunctionSymbol] = {}
-    for name, rnk, prefix, hidden, sigs in rows:  # type: ignore[misc]
+    for name, rnk, prefix, hidden, sigs in rows:
         signatures = tuple(
             Signature(
                 rk,
