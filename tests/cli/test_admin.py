@@ -24,7 +24,9 @@ def ok(result: Any) -> str:
 
 
 def test_database_and_table_commands(connected: Run) -> None:
-    assert "\n  default" in ok(connected("database", "list"))
+    databases = ok(connected("database", "list"))
+    assert re.fullmatch(rf"Databases:\n(  \S+ \(ID: {UUID}\)\n)+", databases), databases
+    assert re.search(rf"^  default \(ID: {UUID}\)$", databases, re.M)
     assert re.fullmatch(rf"Tables:\n(  \S+ \(ID: {UUID}\)\n)+", ok(connected("table", "list")))
     assert re.search(rf"^  default \(ID: {UUID}\)$", ok(connected("table", "list")), re.M)
 
