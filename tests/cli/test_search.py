@@ -231,3 +231,34 @@ def test_empty_result_prints_only_the_header(connected: Run) -> None:
     assert result.returncode == 0
     assert len(result.stdout.splitlines()) == 1
     assert COMPLETE.match(result.stdout.strip()).group(1) == "0"  # type: ignore[union-attr]
+
+
+def test_global_flags_before_the_command(bzrk: Run, server: dict[str, object]) -> None:
+    bzrk("profile", "add", "elsewhere", "--endpoint", "http://127.0.0.1:9")
+    bzrk("profile", "add", "dev", "--endpoint", str(server["gateway"]))
+    result = bzrk(
+        "-P",
+        "dev",
+        "--token",
+        str(server["token"]),
+        "--database",
+        "default",
+        "search",
+        "print where_am_i='dev'",
+        "--no-stream",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "dev"
+    # A flag after the command wins over the same flag before it.
+    overridden = bzrk(
+        "--endpoint",
+        "http://127.0.0.1:9",
+        "--token",
+        str(server["token"]),
+        "search",
+        "print 1",
+        "--endpoint",
+        str(server["gateway"]),
+        "--no-stream",
+    )
+    assert overridden.returncode == 0, overridden.stderr

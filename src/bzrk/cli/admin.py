@@ -52,12 +52,22 @@ def database_list(
     token: TokenOpt = None,
 ) -> None:
     """List databases."""
-    gateway, _ = _gateway(ctx, profile, endpoint, token)
+    gateway, database = _gateway(ctx, profile, endpoint, token)
     with gateway:
-        body = gateway.call("GET", f"{ADMIN}/databases")
+        try:
+            body = gateway.call("GET", f"{ADMIN}/databases")
+        except CliError as exc:
+            if "HTTP 404" not in exc.message:
+                raise
+            # Gateways that do not forward /databases yet: the names from `.show databases`.
+            answer = gateway.call(
+                "POST", "/v1/rest/mgmt", {"db": database, "csl": ".show databases"}
+            )
+            rows = answer["Tables"][0]["Rows"]
+            body = {"databases": [{"name": row[0], "id": None} for row in rows]}
     typer.echo("Databases:")
     for db in body.get("databases", []):
-        typer.echo(f"  {db['name']} (ID: {db['id']})")
+        typer.echo(f"  {db['name']} (ID: {db['id']})" if db.get("id") else f"  {db['name']}")
 
 
 # --- tables -----------------------------------------------------------------------------------

@@ -288,10 +288,9 @@ def search(
     started = time.monotonic()
     with Gateway(connection) as gateway, SliceBar(err_console if show_bar else None) as bar:
         run = SearchRun(printer, bar, request_info, not no_stream, predicate, stop_cmd)
+        bearer = gateway.token()
         try:
-            outcome = run_query(
-                connection.endpoint, gateway.token(), request, timeout, run.make_reader()
-            )
+            outcome = run_query(connection.endpoint, bearer, request, timeout, run.make_reader())
         except AuthError:
             if not gateway.uses_stored_login or run.history is not None:
                 raise

@@ -60,7 +60,9 @@ def decode_value(cell: dv.BqlValue) -> Any:
     if kind == "timespan_value":
         return TimeSpan(cell.timespan_value)
     if kind == "bag_value":
-        return {key: decode_value(value) for key, value in cell.bag_value.properties.items()}
+        # Protobuf maps have no order: sorted keys make output and history files stable.
+        properties = cell.bag_value.properties
+        return {key: decode_value(properties[key]) for key in sorted(properties)}
     if kind == "array_value":
         return [decode_value(value) for value in cell.array_value.values]
     return getattr(cell, kind)

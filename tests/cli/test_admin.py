@@ -1,0 +1,111 @@
+"""Admin commands through the gateway's admin API, against a real ``bzrk dev --demo``:
+outputs as the product prints them, and the credentials they mint really work."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.cli.conftest import Run
+
+pytestmark = pytest.mark.e2e
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def ok(result: Any) -> str:
+    assert result.returncode == 0, result.stderr
+    return str(result.stdout)
+
+
+def test_database_and_table_commands(connected: Run) -> None:
+    databases = ok(connected("database", "list"))
+    assert re.fullmatch(rf"Databases:\n(  \S+ \(ID: {UUID}\)\n)+", databases), databases
+    assert re.search(rf"^  default \(ID: {UUID}\)$", databases, re.M)
+    assert re.fullmatch(rf"Tables:\n(  \S+ \(ID: {UUID}\)\n)+", ok(connected("table", "list")))
+    assert re.search(rf"^  default \(ID: {UUID}\)$", ok(connected("table", "list")), re.M)
+
+    name = f"cli_{uuid.uuid4().hex[:8]}"
+    created = ok(connected("table", "create", name))
+    match = re.fullmatch(rf"Created table: {name}\n  ID: ({UUID})\n", created)
+    assert match, created
+    assert f"  {name} (ID: {match.group(1)})" in ok(connected("table", "list"))
+
+    again = connected("table", "create", name)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    tolerant = ok(connected("table", "create", name, "--if-not-exists"))
+    assert match.group(1) in tolerant
+
+    bad = connected("table", "create", "bad name!")
+    assert bad.returncode == 1 and "HTTP 400" in bad.stderr
+
+
+def test_ingest_token_lifecycle(connected: Run, server: dict[str, Any]) -> None:
+    table = f"cli_{uuid.uuid4().hex[:8]}"
+    ok(connected("table", "create", table))
+    created = ok(connected("ingest-token", "create", "cli-test", "--table", table))
+    token_id = re.search(rf"  ID: ({UUID})", created).group(1)  # type: ignore[union-attr]
+    value = re.search(r"  Token: (ing_\S+)", created).group(1)  # type: ignore[union-attr]
+    listed = ok(connected("ingest-token", "list"))
+    assert token_id in listed and value not in listed  # never shown again
+
+    # The token writes into its table: one OTLP/JSON log record, then count it.
+    now = time.time_ns()
+    record = {"timeUnixNano": str(now), "body": {"stringValue": "from the cli test"}}
+    body = {"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}
+    sent = httpx.post(
+        server["otlp_http"] + "/v1/logs", json=body, headers={"authorization": f"Bearer {value}"}
+    )
+    assert sent.status_code == 200, sent.text
+    counted = ""
+    for _ in range(50):
+        counted = ok(connected("search", f"{table} | summarize n=count()", "--no-stream"))
+        if counted.splitlines()[-1] == "1":
+            break
+        time.sleep(0.5)
+    assert counted.splitlines()[-1] == "1"
+
+    ok(connected("ingest-token", "revoke", token_id))
+    assert token_id not in ok(connected("ingest-token", "list"))
+    assert token_id in ok(connected("ingest-token", "list", "--all"))
+    refused = httpx.post(
+        server["otlp_http"] + "/v1/logs", json=body, headers={"authorization": f"Bearer {value}"}
+    )
+    assert refused.status_code == 401
+    gone = connected("ingest-token", "revoke", token_id)
+    assert gone.returncode == 1 and "HTTP 404" in gone.stderr
+
+
+def test_service_account_and_tokens(connected: Run, bzrk: Run) -> None:
+    name = f"sa-{uuid.uuid4().hex[:8]}"
+    created = ok(connected("service-account", "create", name, "--display-name", "CLI test"))
+    assert re.fullmatch(rf"Created service account: {name}\n  ID: {UUID}\n", created)
+    assert re.search(
+        rf'^  {name} \(ID: {UUID}\) member "CLI test"$',
+        ok(connected("service-account", "list")),
+        re.M,
+    )
+
+    minted = ok(connected("service-account", "token", "create", name, "ci"))
+    token_id = re.search(rf"  ID: ({UUID})", minted).group(1)  # type: ignore[union-attr]
+    value = re.search(r"  Token: (bzrk_sp_\S+)", minted).group(1)  # type: ignore[union-attr]
+    assert token_id in ok(connected("service-account", "token", "list", name))
+
+    # The new token works for queries (BZRK_TOKEN) and is refused once revoked.
+    as_sa = bzrk("status", env={"BZRK_TOKEN": value}, cwd=None)
+    assert f"Identity: {name} (service_principal)" in ok(as_sa)
+    member_admin = bzrk("table", "list", env={"BZRK_TOKEN": value})
+    assert member_admin.returncode == 1 and "permission denied" in member_admin.stderr
+    assert f"Revoked token {token_id}" in ok(
+        connected("service-account", "token", "revoke", token_id)
+    )
+    refused = bzrk("search", "print 1", env={"BZRK_TOKEN": value})
+    assert refused.returncode == 1 and "authentication failed" in refused.stderr
+
+    unknown = connected("service-account", "token", "revoke", str(uuid.uuid4()))
+    assert unknown.returncode == 1 and "not found" in unknown.stderr
