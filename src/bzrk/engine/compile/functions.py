@@ -951,7 +951,11 @@ reg("unicode_codepoints_to_string", _codepoints_to_string)
 def _strrep(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     s = to_string(args[0])
     n = cast_to(args[1], "long").sql
-    delim = to_string(args[2]) if len(args) > 2 else S.Lit("")
+    if len(args) < 3:
+        # Without a delimiter repeat() builds the string directly; the array form below costs
+        # ClickHouse several times the result's memory.
+        return Typed(T("repeat({0}, toUInt64(greatest({1}, 0)))", s, n), "string")
+    delim = to_string(args[2])
     return Typed(
         T(
             "arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), {2})",
