@@ -211,8 +211,8 @@ def test_deadline_exceeded_stops_the_executor(grpc_target: tuple[str, ScriptedEx
     code, _ = status_of(target, request("print v = 1"), timeout=0.5)
     assert code == grpc.StatusCode.DEADLINE_EXCEEDED
     assert executor.closed.wait(5), "executor stream was not closed after the deadline"
-    assert executor.requests[0].timeout_ms is not None
-    assert 0 < executor.requests[0].timeout_ms <= 500
+    # The deadline is enforced by the transport, not handed to the engine as a soft budget.
+    assert executor.requests[0].timeout_ms is None
 
 
 @pytest.mark.parametrize("grpc_target", [endless], indirect=True)
@@ -311,13 +311,13 @@ def test_fifty_megabytes_stream_in_frames_under_four_mebibytes(
     assert max(sizes) <= 4 * 1024 * 1024
 
 
-def test_client_deadline_is_capped_by_the_server_setting() -> None:
+def test_a_long_client_deadline_is_not_a_soft_budget() -> None:
     executor = ScriptedExecutor(one_row)
     ctx = SimpleNamespace(executor=executor, settings=SimpleNamespace(query_max_timeout_ms=1000))
     with serve(WithPrincipal(create_app(ctx))) as target:  # type: ignore[arg-type]
         frames = call(target, request("print v = 1"), timeout=600)
     assert payloads(frames)[-1] == "done"
-    assert executor.requests[0].timeout_ms == 1000
+    assert executor.requests[0].timeout_ms is None
 
 
 def test_no_principal_is_unauthenticated() -> None:

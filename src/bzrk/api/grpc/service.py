@@ -100,11 +100,11 @@ def build_request(
         ingest_since = _rfc3339_from_nanos(request.ingest_time_range_start_nanos)
     if request.HasField("ingest_time_range_end_nanos"):
         ingest_until = _rfc3339_from_nanos(request.ingest_time_range_end_nanos)
-    remaining = context.time_remaining()
-    timeout_ms = None if remaining is None else max(1, int(remaining * 1000))
-    if timeout_ms is not None and max_timeout_ms is not None:
-        # A client deadline past the server's cap is not an error: the cap applies.
-        timeout_ms = min(timeout_ms, max_timeout_ms)
+    # A gRPC deadline is the transport's hard limit: the server answers DEADLINE_EXCEEDED and
+    # closes the run (see server.py). It is not passed on as a soft budget, so a large result
+    # streams block by block instead of being held whole for a possible soft-budget answer;
+    # the server's own cap (query_max_timeout_ms) still bounds every query.
+    timeout_ms = None
     request_id = context.extras.get("request_id", "")
     return QueryRequest(
         query=request.query,
