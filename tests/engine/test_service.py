@@ -318,7 +318,7 @@ def test_raw_is_hidden_unless_named(env: dict[str, Any]) -> None:
 
 def test_large_results_stream_in_bounded_batches(env: dict[str, Any]) -> None:
     from bzrk.engine.request import ResultLimits
-    from bzrk.engine.service import ROWS_PER_BATCH
+    from bzrk.engine.snapshots import ROWS_PER_BATCH
 
     events = run(
         env["service"],

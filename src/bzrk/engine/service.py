@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -33,8 +32,6 @@ from bzrk.engine.backends.base import Backend, QuerySettings, ScanStats
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver, TableSource
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
-    PRIMARY_RESULT,
-    BinProgress,
     Done,
     Error,
     Event,
@@ -42,26 +39,39 @@ from bzrk.engine.events import (
     Progress,
     QueryWarning,
     RowBatch,
+    RunStatus,
     TableSchema,
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
 from bzrk.engine.parameters import ParameterError, bind_parameters
+from bzrk.engine.progress import bin_progress, progress_dict, progress_event
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
+from bzrk.engine.snapshots import (
+    ROWS_PER_BATCH,
+    ArrowRows,
+    FinalResult,
+    Snapshot,
+    Streamed,
+    primary_table,
+    result_payload,
+    snapshot_events,
+    truncation_warning,
+)
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
-from bzrk.engine.timewindow import TimeExpressionError, Window
+from bzrk.engine.timewindow import (
+    TimeExpressionError,
+    Window,
+    progressive_windows,
+    scan_filter,
+    window_coverage,
+)
 from bzrk.engine.values import table_rows
 
 log = logging.getLogger("bzrk.engine.service")
 
 IMPLICIT_TAKE = 2000
 RAW_FIELD = "$raw"
-# Fractions of the window the progressive runs cover, newest first; the last is the whole.
-PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
-# Slices narrower than this are not worth a run of their own.
-MIN_SLICE_TICKS = 60 * 10_000_000
-ROWS_PER_BATCH = 5_000
-STORED_RESULT_ROWS = 1_000
 
 
 class RunRecorder(Protocol):
@@ -140,31 +150,6 @@ class _CatalogResolver(TableResolver):
         return source
 
 
-def _window_filter(window: Window, ingest: Window) -> str:
-    """The predicate bounding one table read; numbers only, generated here."""
-    parts = []
-    for column, bounds in (("timestamp", window), ("ingest_time", ingest)):
-        if bounds.start is not None:
-            parts.append(f"`{column}` >= fromUnixTimestamp64Nano(toInt64({bounds.start * 100}))")
-        if bounds.end is not None:
-            parts.append(f"`{column}` < fromUnixTimestamp64Nano(toInt64({bounds.end * 100}))")
-    return " AND ".join(parts) or "1"
-
-
-def _progressive_windows(window: Window, progressive: bool) -> list[Window]:
-    if not progressive or not window.bounded:
-        return [window]
-    assert window.start is not None and window.end is not None
-    total = window.end - window.start
-    windows: list[Window] = []
-    for fraction in PROGRESSIVE_FRACTIONS:
-        span = total if fraction >= 1.0 else int(total * fraction)
-        if fraction < 1.0 and span < MIN_SLICE_TICKS:
-            continue
-        windows.append(Window(window.end - span, window.end))
-    return windows
-
-
 @dataclass
 class _Plan:
     compiled: CompiledQuery
@@ -176,40 +161,6 @@ class _Plan:
     stop: StopPredicate | None
     # Result table name -> (row cap, why: "take" | "tail" | "existence" | "cap").
     limits: dict[str, tuple[int, str]]
-
-
-class _ArrowRows(Sequence[list[Any]]):
-    """A result's rows, converted to event values only when read (a slice at a time).
-
-    Holding the Arrow table and converting per batch keeps a large result in memory once, in
-    its columnar form, instead of once as Arrow and again as Python rows.
-    """
-
-    def __init__(self, arrow: Any, columns: Sequence[Any]) -> None:
-        self.arrow = arrow
-        self.columns = columns
-
-    def __len__(self) -> int:
-        return int(self.arrow.num_rows)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                raise ValueError("row slices have step 1")
-            return table_rows(self.arrow.slice(start, max(stop - start, 0)), self.columns)
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return table_rows(self.arrow.slice(index, 1), self.columns)[0]
-
-
-@dataclass
-class _Snapshot:
-    tables: list[tuple[str, list[str], Sequence[list[Any]]]]
-    warnings: list[QueryWarning]
-    coverage: float
 
 
 class QueryService(QueryExecutor):
@@ -247,8 +198,8 @@ class QueryService(QueryExecutor):
                     final_error = {"code": event.code, "message": event.message}
                     event = replace(event, run_id=run_id)
                 elif isinstance(event, Progress):
-                    final_progress = _progress_dict(event)
-                elif isinstance(event, _FinalResult):
+                    final_progress = progress_dict(event)
+                elif isinstance(event, FinalResult):
                     final_result = event.payload
                     continue
                 yield event
@@ -349,7 +300,7 @@ class QueryService(QueryExecutor):
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
-        windows = _progressive_windows(
+        windows = progressive_windows(
             window, request.progressive and scans and window.start is not None
         )
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
@@ -410,11 +361,11 @@ class QueryService(QueryExecutor):
         full = windows[-1]
         scanned = ScanStats()
         granules = GranuleStats()
-        last: _Snapshot | None = None
+        last: Snapshot | None = None
         final_payload: dict[str, Any] | None = None
-        status = "complete"
+        status: RunStatus = "complete"
         for index, window in enumerate(windows):
-            filters = {name: _window_filter(window, plan.ingest) for name in plan.resolver.used}
+            filters = {name: scan_filter(window, plan.ingest) for name in plan.resolver.used}
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"
@@ -429,11 +380,11 @@ class QueryService(QueryExecutor):
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
-            coverage = _coverage(window, full)
+            coverage = window_coverage(window, full)
             # The last (whole-window) run of a query without a deadline streams block by block:
             # rows go out while ClickHouse still reads (a deadline could tear such a snapshot).
             streaming = index == len(windows) - 1 and deadline is None and self._streams
-            streamed = _Streamed(coverage)
+            streamed = Streamed(coverage)
             try:
                 if streaming:
                     async for event in self._stream(
@@ -475,15 +426,17 @@ class QueryService(QueryExecutor):
                 final_payload = streamed.payload()
             else:
                 snapshot = self._snapshot(compiled, results, plan.limits, coverage)
-                for event in _snapshot_events(snapshot, str(uuid.uuid4()), compiled):
+                for event in snapshot_events(snapshot, str(uuid.uuid4()), compiled):
                     yield event
             last = snapshot
             yield replace(
-                _progress(scanned, granules, started, waited_ns, coverage, index + 1, len(windows)),
-                bin_progress=_bin_progress(plan.shape.time_bin, window, full),
+                progress_event(
+                    scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
+                ),
+                bin_progress=bin_progress(plan.shape.time_bin, window, full),
             )
             if stop is not None and snapshot.tables:
-                _, columns, rows = _primary(snapshot)
+                _, columns, rows = primary_table(snapshot)
                 try:
                     if stop.cancels(columns, rows) and coverage < 1.0:
                         status = "stopped_early"
@@ -493,7 +446,7 @@ class QueryService(QueryExecutor):
                     return
         if last is None:
             # Nothing finished inside the budget: an honest, empty snapshot.
-            empty = _Snapshot(
+            empty = Snapshot(
                 [(t.name, [c.name for c in t.columns], []) for t in compiled.tables], [], 0.0
             )
             empty.warnings.append(
@@ -502,9 +455,9 @@ class QueryService(QueryExecutor):
                 )
             )
             last = empty
-            for event in _snapshot_events(empty, str(uuid.uuid4()), compiled):
+            for event in snapshot_events(empty, str(uuid.uuid4()), compiled):
                 yield event
-        yield _FinalResult(final_payload or _result_payload(last))
+        yield FinalResult(final_payload or result_payload(last))
         coverage = last.coverage
         if status == "complete" and coverage < 1.0:
             status = "soft_budget"
@@ -568,7 +521,7 @@ class QueryService(QueryExecutor):
         limits: dict[str, tuple[int, str]],
         settings: QuerySettings,
         query_id: str,
-        out: _Streamed,
+        out: Streamed,
         scans: bool,
     ) -> AsyncIterator[Event]:
         """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
@@ -582,7 +535,7 @@ class QueryService(QueryExecutor):
         for position, table in enumerate(compiled.tables):
             cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
             block_stats: list[ScanStats] = []
-            blocks = self.backend.stream_arrow(  # type: ignore[call-arg]
+            blocks: Any = self.backend.stream_arrow(  # type: ignore[call-arg]
                 table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
             )
             sent, pending, truncated = 0, None, False
@@ -609,7 +562,7 @@ class QueryService(QueryExecutor):
             out.counts[table.name] = sent
             yield RowBatch(table.name, iteration, pending or [], True)
             if truncated and kind != "existence":
-                out.warnings.append(_truncation_warning(table.name, cap, kind))
+                out.warnings.append(truncation_warning(table.name, cap, kind))
         out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
         yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
 
@@ -624,18 +577,19 @@ class QueryService(QueryExecutor):
         results: Sequence[Any],
         limits: dict[str, tuple[int, str]],
         coverage: float,
-    ) -> _Snapshot:
-        tables, warnings = [], []
+    ) -> Snapshot:
+        tables: list[tuple[str, list[str], Sequence[list[Any]]]] = []
+        warnings: list[QueryWarning] = []
         for table, arrow in zip(compiled.tables, results, strict=True):
             cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
             if arrow.num_rows > cap:
                 arrow = arrow.slice(0, cap)
                 if kind != "existence":
-                    warnings.append(_truncation_warning(table.name, cap, kind))
+                    warnings.append(truncation_warning(table.name, cap, kind))
             tables.append(
-                (table.name, [c.name for c in table.columns], _ArrowRows(arrow, table.columns))
+                (table.name, [c.name for c in table.columns], ArrowRows(arrow, table.columns))
             )
-        return _Snapshot(tables, warnings, coverage)
+        return Snapshot(tables, warnings, coverage)
 
     # -- runs -------------------------------------------------------------------------------
     async def _record_start(self, run_id: str, request: QueryRequest) -> None:
@@ -676,194 +630,3 @@ class QueryService(QueryExecutor):
         await asyncio.to_thread(
             self.runs.finish, run_id, status=status, progress=progress, result=result, error=error
         )
-
-
-class _Streamed:
-    """What a streamed snapshot leaves behind: counts, warnings, scan figures, the head of each table."""
-
-    def __init__(self, coverage: float) -> None:
-        self.coverage = coverage
-        self.stats = ScanStats()
-        self.granules = GranuleStats()
-        self.warnings: list[QueryWarning] = []
-        self.counts: dict[str, int] = {}
-        self.heads: dict[str, tuple[list[str], list[list[Any]]]] = {}
-        self.tables: list[tuple[str, list[str]]] = []
-
-    def add(self, blocks: list[ScanStats]) -> None:
-        for block in blocks:
-            self.stats = ScanStats(
-                self.stats.rows_read + block.rows_read, self.stats.bytes_read + block.bytes_read
-            )
-
-    def keep(self, table: str, columns: list[str], rows: list[list[Any]]) -> None:
-        _, head = self.heads.setdefault(table, (columns, []))
-        if len(head) < STORED_RESULT_ROWS:
-            head.extend(rows[: STORED_RESULT_ROWS - len(head)])
-
-    def snapshot(self) -> _Snapshot:
-        """The snapshot as far as stop conditions need it (the head of each table)."""
-        tables = [(name, cols, self.heads.get(name, (cols, []))[1]) for name, cols in self.tables]
-        return _Snapshot(tables, self.warnings, self.coverage)
-
-    def payload(self) -> dict[str, Any]:
-        name, columns, rows = _primary(self.snapshot()) if self.tables else (PRIMARY_RESULT, [], [])
-        total = self.counts.get(name, len(rows))
-        return {
-            "table": name,
-            "columns": columns,
-            "rows": _json_safe(rows),
-            "row_count": total,
-            "truncated": total > len(rows),
-            "coverage": self.coverage,
-            "warnings": [w.message for w in self.warnings],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class _FinalResult:
-    """Internal marker carrying what the run record keeps; never leaves the service."""
-
-    payload: dict[str, Any]
-
-
-def _primary(snapshot: _Snapshot) -> tuple[str, list[str], list[list[Any]]]:
-    for entry in snapshot.tables:
-        if entry[0] == PRIMARY_RESULT:
-            return entry
-    return snapshot.tables[-1]
-
-
-def _coverage(window: Window, full: Window) -> float:
-    if not window.bounded or not full.bounded:
-        return 1.0
-    assert (
-        window.start is not None
-        and window.end is not None
-        and full.start is not None
-        and full.end is not None
-    )
-    total = full.end - full.start
-    return 1.0 if total <= 0 else min(1.0, (window.end - window.start) / total)
-
-
-def _truncation_warning(table: str, cap: int, kind: str) -> QueryWarning:
-    if kind == "take":
-        message = f"the result has no limit: showing the first {cap} rows (add take, summarize or a filter)"
-    elif kind == "tail":
-        message = f"a bare table shows its newest {cap} rows (add where/summarize/take for more)"
-    else:
-        message = f"the result was cut at {cap} rows"
-    return QueryWarning(
-        kind="ResultTruncated", message=message, details=json.dumps({"table": table, "rows": cap})
-    )
-
-
-def _snapshot_events(
-    snapshot: _Snapshot, iteration: str, compiled: CompiledQuery
-) -> Iterator[Event]:
-    """One snapshot's batches and its closing metadata, converting rows batch by batch."""
-    for name, _columns, rows in snapshot.tables:
-        total = len(rows)
-        if not total:
-            yield RowBatch(name, iteration, [], True)
-            continue
-        for start in range(0, total, ROWS_PER_BATCH):
-            chunk = rows[start : start + ROWS_PER_BATCH]
-            yield RowBatch(name, iteration, chunk, start + ROWS_PER_BATCH >= total)
-    yield Metadata(iteration, tuple(snapshot.warnings), compiled.visualization)
-
-
-def _progress(
-    scanned: ScanStats,
-    granules: GranuleStats,
-    started: int,
-    waited_ns: int,
-    coverage: float,
-    done: int,
-    total: int,
-) -> Progress:
-    return Progress(
-        rows_processed=scanned.rows_read,
-        chunks_total=granules.total,
-        chunks_scanned=granules.scanned,
-        chunks_skipped_range=granules.skipped_range,
-        chunks_skipped_bloom=granules.skipped_bloom,
-        chunk_scanned_raw_body_size=scanned.bytes_read,
-        query_time_nanos=time.monotonic_ns() - started,
-        queue_wait_nanos=waited_ns,
-        coverage=coverage,
-        slices_done=done,
-        slices_total=total,
-    )
-
-
-MAX_PROGRESS_BINS = 10_000
-
-
-def _bin_progress(span: int | None, done: Window, full: Window) -> BinProgress | None:
-    """Per-bin completion of ``summarize … by bin(timestamp, span)``: the share of each bin's
-    time range the completed window covers (runs cover whole time ranges, so this is exact)."""
-    if span is None or not done.bounded or not full.bounded:
-        return None
-    assert (
-        full.start is not None
-        and full.end is not None
-        and done.start is not None
-        and done.end is not None
-    )
-    first = full.start - full.start % span
-    count = -(-(full.end - first) // span)
-    if count <= 0 or count > MAX_PROGRESS_BINS:
-        return None
-    percentages = bytearray()
-    for n in range(count):
-        low, high = first + n * span, first + (n + 1) * span
-        low_in, high_in = max(low, full.start), min(high, full.end)
-        overlap = max(0, min(high_in, done.end) - max(low_in, done.start))
-        width = max(high_in - low_in, 1)
-        percentages.append(min(100, round(100 * overlap / width)))
-    done_bins = sum(1 for p in percentages if p == 100)
-    return BinProgress(first * 100, span * 100, bytes(percentages), done_bins, count)
-
-
-def _progress_dict(progress: Progress) -> dict[str, Any]:
-    return {
-        "rows_processed": progress.rows_processed,
-        "chunks_total": progress.chunks_total,
-        "chunks_scanned": progress.chunks_scanned,
-        "chunks_skipped_range": progress.chunks_skipped_range,
-        "chunks_skipped_bloom": progress.chunks_skipped_bloom,
-        "bytes_scanned": progress.chunk_scanned_raw_body_size,
-        "query_time_nanos": progress.query_time_nanos,
-        "queue_wait_nanos": progress.queue_wait_nanos,
-        "coverage": progress.coverage,
-        "slices_done": progress.slices_done,
-        "slices_total": progress.slices_total,
-    }
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return str(value)
-    if isinstance(value, int | float | str | bool) or value is None:
-        return value
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    return str(value)
-
-
-def _result_payload(snapshot: _Snapshot) -> dict[str, Any]:
-    name, columns, rows = _primary(snapshot) if snapshot.tables else (PRIMARY_RESULT, [], [])
-    kept = list(rows[:STORED_RESULT_ROWS])
-    return {
-        "table": name,
-        "columns": columns,
-        "rows": _json_safe(kept),
-        "row_count": len(rows),
-        "truncated": len(rows) > len(kept),
-        "coverage": snapshot.coverage,
-        "warnings": [w.message for w in snapshot.warnings],
-    }

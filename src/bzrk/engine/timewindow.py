@@ -146,3 +146,48 @@ def request_window(
     if start is not None and start >= end:
         raise TimeExpressionError(f"since ('{since}') is not before until ('{until or 'now'}')")
     return Window(start, end)
+
+
+# Progressive runs cover growing windows that share the request's end: these fractions of it,
+# newest first; the last is the whole window.
+PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
+# Slices narrower than this are not worth a run of their own.
+MIN_SLICE_TICKS = 60 * 10_000_000
+
+
+def scan_filter(window: Window, ingest: Window) -> str:
+    """The predicate bounding one table read; numbers only, generated here."""
+    parts = []
+    for column, bounds in (("timestamp", window), ("ingest_time", ingest)):
+        if bounds.start is not None:
+            parts.append(f"`{column}` >= fromUnixTimestamp64Nano(toInt64({bounds.start * 100}))")
+        if bounds.end is not None:
+            parts.append(f"`{column}` < fromUnixTimestamp64Nano(toInt64({bounds.end * 100}))")
+    return " AND ".join(parts) or "1"
+
+
+def progressive_windows(window: Window, progressive: bool) -> list[Window]:
+    if not progressive or not window.bounded:
+        return [window]
+    assert window.start is not None and window.end is not None
+    total = window.end - window.start
+    windows: list[Window] = []
+    for fraction in PROGRESSIVE_FRACTIONS:
+        span = total if fraction >= 1.0 else int(total * fraction)
+        if fraction < 1.0 and span < MIN_SLICE_TICKS:
+            continue
+        windows.append(Window(window.end - span, window.end))
+    return windows
+
+
+def window_coverage(window: Window, full: Window) -> float:
+    if not window.bounded or not full.bounded:
+        return 1.0
+    assert (
+        window.start is not None
+        and window.end is not None
+        and full.start is not None
+        and full.end is not None
+    )
+    total = full.end - full.start
+    return 1.0 if total <= 0 else min(1.0, (window.end - window.start) / total)
