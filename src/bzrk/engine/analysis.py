@@ -148,3 +148,69 @@ def analyze_shape(query: K.Query, text: str) -> QueryShape:
         text.rstrip().endswith(";"),
         _time_bin(results[-1] if results else None),
     )
+
+
+# Typed sub-columns of the bags that a pushed-down filter may name (bzrk.storage.schema's
+# RESOURCE_TYPED_PATHS): a native comparison there reaches the sorting key.
+PUSHABLE_PATHS = {("resource", "service", "name"): "resource.service.name"}
+
+
+def _bag_path(expr: K.Expr) -> tuple[str, ...] | None:
+    """``resource.service.name`` / ``resource["service.name"]`` (optionally in tostring())."""
+    if isinstance(expr, K.Call) and expr.name == "tostring" and len(expr.args) == 1:
+        expr = expr.args[0]
+    if isinstance(expr, K.NameRef):
+        return (expr.name,)
+    if isinstance(expr, K.Member):
+        base = _bag_path(expr.target)
+        return None if base is None else (*base, expr.name)
+    if (
+        isinstance(expr, K.Index)
+        and isinstance(expr.index, K.Literal)
+        and isinstance(expr.index.value, str)
+    ):
+        base = _bag_path(expr.target)
+        return None if base is None else (*base, *expr.index.value.split("."))
+    return None
+
+
+def _string_values(items: tuple[K.Expr, ...]) -> list[str] | None:
+    values = [i.value for i in items if isinstance(i, K.Literal) and isinstance(i.value, str)]
+    return values if len(values) == len(items) else None
+
+
+def _conjuncts(predicate: K.Expr) -> list[K.Expr]:
+    if isinstance(predicate, K.Paren):
+        return _conjuncts(predicate.expr)
+    if isinstance(predicate, K.Binary) and predicate.op == "and":
+        return _conjuncts(predicate.left) + _conjuncts(predicate.right)
+    return [predicate]
+
+
+def pushable_filters(query: K.Query) -> dict[str, list[str]]:
+    """Equality filters on typed bag paths that may also bound the table read itself.
+
+    Only for a query that reads one table once, through leading ``where`` operators, so a
+    filter on the read removes exactly the rows those ``where``s would: ``{path: [values]}``.
+    """
+    pipelines = [n for n in query.walk() if isinstance(n, K.Pipeline)]
+    if len(pipelines) != 1 or not isinstance(pipelines[0].source, K.NameRef):
+        return {}
+    if any(isinstance(n, K.Join | K.Lookup | K.Union | K.LetStatement) for n in query.walk()):
+        return {}
+    found: dict[str, list[str]] = {}
+    for op in pipelines[0].operators:
+        if not isinstance(op, K.Where):
+            break
+        for term in _conjuncts(op.predicate):
+            if isinstance(term, K.Binary) and term.op == "==":
+                path, values = _bag_path(term.left), _string_values((term.right,))
+            elif isinstance(term, K.InList) and term.op == "in":
+                path, values = _bag_path(term.left), _string_values(term.items)
+            else:
+                continue
+            column = PUSHABLE_PATHS.get(path) if path else None
+            if column and values:
+                previous = found.get(column)
+                found[column] = values if previous is None else [v for v in previous if v in values]
+    return found

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from bzrk.engine import timewindow
 from bzrk.engine.admission import Admission, QueueFull
-from bzrk.engine.analysis import QueryShape, analyze_shape
+from bzrk.engine.analysis import QueryShape, analyze_shape, pushable_filters
 from bzrk.engine.backends.base import Backend, QuerySettings, ScanStats
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver, TableSource
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
@@ -161,6 +161,19 @@ class _Plan:
     stop: StopPredicate | None
     # Result table name -> (row cap, why: "take" | "tail" | "existence" | "cap").
     limits: dict[str, tuple[int, str]]
+    # Predicates implied by the query's leading `where`s that the table read can apply itself
+    # (typed sub-columns in the sorting key); empty unless that is provably the same rows.
+    read_filter: str = ""
+
+
+def _read_filter(pushed: dict[str, list[str]]) -> str:
+    from bzrk.storage.naming import quote_string
+
+    parts = []
+    for column, values in pushed.items():
+        listed = ", ".join(quote_string(v) for v in values)
+        parts.append(f"{column} IN ({listed})" if values else "0")
+    return " AND ".join(parts)
 
 
 class QueryService(QueryExecutor):
@@ -303,7 +316,10 @@ class QueryService(QueryExecutor):
         windows = progressive_windows(
             window, request.progressive and scans and window.start is not None
         )
-        return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits)
+        read_filter = _read_filter(pushable_filters(query)) if len(resolver.used) == 1 else ""
+        return _Plan(
+            compiled, resolver, ingest, shape, windows, deadline, stop, limits, read_filter
+        )
 
     def _limit(
         self,
@@ -365,7 +381,10 @@ class QueryService(QueryExecutor):
         final_payload: dict[str, Any] | None = None
         status: RunStatus = "complete"
         for index, window in enumerate(windows):
-            filters = {name: scan_filter(window, plan.ingest) for name in plan.resolver.used}
+            bounds = scan_filter(window, plan.ingest)
+            if plan.read_filter:
+                bounds = f"{bounds} AND {plan.read_filter}"
+            filters = {name: bounds for name in plan.resolver.used}
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"
