@@ -403,3 +403,11 @@ def test_pushable_filters_only_for_leading_wheres() -> None:
     assert pushable_filters(parse('T | extend y = 1 | where resource.service.name == "a"')) == {}
     assert pushable_filters(parse('T | where resource.service.name == "a" or x > 1')) == {}
     assert pushable_filters(parse('T | where resource.service.name == "a" | join (T) on x')) == {}
+
+
+def test_errors_carry_the_binders_diagnosis(env: dict[str, Any]) -> None:
+    events = run(env["service"], query="default | summarize count() by bogus_fn(body)", since="1h ago")
+    error = events[-1]
+    assert isinstance(error, Error) and error.code == "UnknownFunction", error
+    assert "bogus_fn" in error.message and error.location is not None
+    assert (error.location.start_byte, error.location.start_column) == (31, 32)

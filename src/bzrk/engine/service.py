@@ -104,6 +104,8 @@ class TableCatalog(Protocol):
 
     def resolve(self, database: str, table: str) -> Any: ...
 
+    def list_tables(self, database: str) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ServiceLimits:
@@ -298,7 +300,9 @@ class QueryService(QueryExecutor):
         except KqlError as exc:
             raise QueryFailed(error_event(request.query, exc)) from exc
         except Exception as exc:  # CompileError and anything the compiler did not foresee
-            raise QueryFailed(error_event(request.query, exc)) from exc
+            # When the binder also rejects the query, its diagnosis is the precise one
+            # (UnknownFunction, UnknownName, TypeMismatch, … with Kusto's codes).
+            raise QueryFailed(error_event(request.query, self._bind_error(request) or exc)) from exc
         shape = analyze_shape(query, request.query)
         scans = bool(resolver.used)
         if scans and window.start is None and ingest.start is None and not shape.has_time_bound:
@@ -320,6 +324,29 @@ class QueryService(QueryExecutor):
         return _Plan(
             compiled, resolver, ingest, shape, windows, deadline, stop, limits, read_filter
         )
+
+    def _bind_error(self, request: QueryRequest) -> Exception | None:
+        """The binder's error for ``request``'s query over its database's tables, if any."""
+        from bzrk.kql import GlobalState, KqlError, analyze
+        from bzrk.storage.schema import STORED_COLUMNS
+
+        try:
+            names = (
+                [t.name for t in self.catalog.list_tables(request.database)] if self.catalog else []
+            )
+        except Exception:  # no catalogue answer: no binder opinion
+            return None
+        columns = [(c.name, c.kql_type) for c in STORED_COLUMNS]
+        try:
+            analyze(
+                request.query,
+                GlobalState.from_tables({n: columns for n in names}, database=request.database),
+            )
+        except KqlError as exc:
+            return exc
+        except Exception:  # the binder's own limits are not the user's problem
+            return None
+        return None
 
     def _limit(
         self,
