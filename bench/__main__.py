@@ -37,6 +37,16 @@ from bzrk.engine.service import QueryService  # noqa: E402
 
 # Caches would measure themselves, not the engine: off for every side.
 NO_CACHE = {"use_query_condition_cache": 0}
+# Time per query and engine for the timed runs: a slow query gets fewer runs (at least one).
+BUDGET_S = 10.0
+# A peer run longer than this is interrupted and reported as such.
+PEER_TIMEOUT_S = 60.0
+# A KQL run longer than this stops (the request's timeout_ms) and is reported as at least this.
+KQL_TIMEOUT_S = 120.0
+
+
+class KqlTimeout(RuntimeError):
+    """The KQL run hit ``KQL_TIMEOUT_S``."""
 
 
 def _iso(ns: int) -> str:
@@ -59,14 +69,24 @@ def _duck_window(start: int, end: int) -> str:
     return f"timestamp >= make_timestamp_ns({start})::TIMESTAMPTZ AND timestamp < make_timestamp_ns({end})::TIMESTAMPTZ"
 
 
-def _time(fn: Callable[[], Any], runs: int) -> dict[str, float]:
-    fn()  # warm-up
+def _time(
+    fn: Callable[[], Any], runs: int, budget_s: float = BUDGET_S
+) -> tuple[dict[str, float], Any]:
+    """Median/min/max of ``runs`` timed calls after a warm-up (fewer, at least one, when one call
+    takes longer than ``budget_s / runs``), and the warm-up's result."""
+    started = time.perf_counter()
+    result = fn()
+    warm = time.perf_counter() - started
+    if warm >= budget_s:  # a run this long is not helped by a warm cache: it is the measurement
+        return {"median": warm, "min": warm, "max": warm, "runs": 1}, result
+    runs = max(1, min(runs, int(budget_s / max(warm, 1e-6))))
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
-    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+    figures = {"median": statistics.median(times), "min": min(times), "max": max(times)}
+    return {**figures, "runs": runs}, result
 
 
 async def _kql(
@@ -94,12 +114,16 @@ async def _kql(
 
 
 async def _kql_rows(service: QueryService, text: str, since: str, until: str) -> list[tuple]:
-    """The final table's rows of a one-shot KQL run."""
+    """The final table's rows of a one-shot KQL run (``KqlTimeout`` past ``KQL_TIMEOUT_S``)."""
     rows: list[tuple] = []
     iteration = None
-    async for event in service.execute(
-        QueryRequest(query=text, database="default", since=since, until=until, progressive=False)
-    ):
+    request = QueryRequest(
+        query=text, database="default", since=since, until=until, progressive=False,
+        timeout_ms=int(KQL_TIMEOUT_S * 1000),
+    )  # fmt: skip
+    async for event in service.execute(request):
+        if isinstance(event, Done) and event.status != "complete":
+            raise KqlTimeout(f"{event.status} after {KQL_TIMEOUT_S:.0f} s")
         if isinstance(event, RowBatch):
             if event.iteration_id != iteration:
                 rows, iteration = [], event.iteration_id
@@ -160,30 +184,11 @@ def _compare(kql: list[tuple], sql: list[dict[str, Any]], rows_only: bool) -> st
     return "match within 2 %" if approximate else "match"
 
 
-def _export_parquet(
-    backend: Any, catalog: Any, data: ds.Dataset, path: Path, log: Callable[[str], None]
-) -> Path:
-    import pyarrow.parquet as pq
-
-    target = path / "logs.parquet"
-    if target.exists():
-        return target
-    table = catalog.qualified_name("default", "default")
-    writer = None
-    day = 24 * 3600 * 10**9
-    for start in range(data.start_ns, data.end_ns, day):
-        chunk = backend.query_arrow(
-            "SELECT timestamp, severity_text, resource.service.name::String AS service_name, body, trace_id, "
-            "span_id, span_name, duration, toJSONString(resource) AS resource, toJSONString(attributes) AS attributes "
-            f"FROM {table} WHERE {_ch_window(start, min(start + day, data.end_ns))}"
-        )
-        chunk = chunk.cast(chunk.schema)  # plain columns for Parquet
-        if writer is None:
-            writer = pq.ParquetWriter(target, chunk.schema, compression="zstd")
-        writer.write_table(chunk)
-    if writer is not None:
-        writer.close()
-    log(f"parquet: {target} ({target.stat().st_size / 1e6:.0f} MB)")
+def _parquet(data: ds.Dataset) -> Path:
+    """The Parquet copy the dataset builder wrote next to the store (same rows as every INSERT)."""
+    target = data.path / ds.PARQUET
+    if not target.exists():
+        raise SystemExit(f"{target} is missing: delete {data.path} to rebuild the dataset")
     return target
 
 
@@ -197,19 +202,36 @@ def _peers(q: BenchQuery, parquet: Path, data: ds.Dataset, runs: int) -> dict[st
     start, end = _window(q, data)
     if q.duck:
         sql = q.duck.replace("{W}", _duck_window(start, end))
-        out["duckdb"] = _time(lambda: con.execute(sql).fetchall(), runs)
+        out["duckdb"] = _peer_time(con, lambda: con.execute(sql).fetchall(), runs)
     try:
         import duckdb_kql
 
         kcon = duckdb.connect()
+        kcon.execute("SET TimeZone='UTC'")
         kcon.execute(
             f'CREATE VIEW "default" AS SELECT * REPLACE (resource::JSON AS resource, attributes::JSON AS attributes) '
             f"FROM read_parquet('{parquet}') WHERE {_duck_window(start, end)}"
         )
-        out["duckdb_kql"] = _time(lambda: duckdb_kql.query(kcon, q.kql).fetchall(), runs)
+        out["duckdb_kql"] = _peer_time(kcon, lambda: duckdb_kql.query(kcon, q.kql).fetchall(), runs)
     except Exception as exc:  # the peer cannot run every query; record why
         out["duckdb_kql_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
     return out
+
+
+def _peer_time(con: Any, fn: Callable[[], Any], runs: int) -> dict[str, float]:
+    """``_time`` with each call interrupted after ``PEER_TIMEOUT_S``."""
+    import threading
+
+    def guarded() -> Any:
+        timer = threading.Timer(PEER_TIMEOUT_S, con.interrupt)
+        timer.start()
+        try:
+            return fn()
+        finally:
+            timer.cancel()
+
+    figures, _ = _time(guarded, runs)
+    return figures
 
 
 def _subprocess_figure(
@@ -256,7 +278,7 @@ def main() -> None:
     service = QueryService(backend, catalog=catalog, engine_settings=NO_CACHE)
     table = catalog.qualified_name("default", "default")
     settings = QuerySettings(max_execution_time_s=600, extra=NO_CACHE)
-    parquet = None if args.skip_peers else _export_parquet(backend, catalog, data, data.path, log)
+    parquet = None if args.skip_peers else _parquet(data)
 
     results: list[dict[str, Any]] = []
     load = os.getloadavg()
@@ -265,22 +287,28 @@ def main() -> None:
         since, until = _iso(start), _iso(end)
         sql = q.sql.replace("{T}", table).replace("{W}", _ch_window(start, end))
         row: dict[str, Any] = {"name": q.name}
+        row["sql"], sql_result = _time(
+            lambda sql=sql: backend.query_arrow(sql, settings=settings), args.runs
+        )
         try:
-            row["check"] = _compare(
-                asyncio.run(_kql_rows(service, q.kql, since, until)),
-                backend.query_arrow(sql, settings=settings).to_pylist(),
-                rows_only=q.name == "rare_term_has",
-            )
-        except Exception as exc:  # reported, not fatal: the timings still say something
-            row["check"] = f"not compared: {type(exc).__name__}: {str(exc)[:160]}"
-        row["sql"] = _time(lambda sql=sql: backend.query_arrow(sql, settings=settings), args.runs)
-        try:
-            row["kql"] = _time(
+            row["kql"], kql_rows = _time(
                 lambda q=q, since=since, until=until: asyncio.run(
-                    _kql(service, q.kql, since, until)
+                    _kql_rows(service, q.kql, since, until)
                 ),
                 args.runs,
             )
+            row["check"] = _compare(
+                kql_rows, sql_result.to_pylist(), rows_only=q.name == "rare_term_has"
+            )
+        except KqlTimeout as exc:
+            row["kql"] = {
+                "median": KQL_TIMEOUT_S,
+                "min": KQL_TIMEOUT_S,
+                "max": KQL_TIMEOUT_S,
+                "runs": 1,
+            }
+            row["kql_timeout"] = True
+            row["check"] = f"not compared: {exc}"
         except RuntimeError as exc:
             row["kql_error"] = str(exc)[:200]
         if parquet is not None:
@@ -365,9 +393,17 @@ def _report(args: Any, data: ds.Dataset, results: list[dict[str, Any]], first: f
         speedup = peer["median"] / kql["median"] if peer and kql else None
         if speedup is not None:
             speedups.append(speedup)
+        bound = "≥ " if row.get("kql_timeout") else ""
+        kql_text = (
+            f"≥ {KQL_TIMEOUT_S * 1000:.0f} (stopped at the timeout)"
+            if row.get("kql_timeout")
+            else ms(kql)
+            if kql
+            else "error: " + row.get("kql_error", "")
+        )
         lines.append(
-            f"| {row['name']} | {ms(sql)} | {ms(kql) if kql else 'error: ' + row.get('kql_error', '')} | "
-            f"{f'{ratio:.2f}x' if ratio else '—'} | {ms(row.get('duckdb'))} | "
+            f"| {row['name']} | {ms(sql)} | {kql_text} | "
+            f"{f'{bound}{ratio:.2f}x' if ratio else '—'} | {ms(row.get('duckdb'))} | "
             f"{ms(peer) if peer else row.get('duckdb_kql_error', '—')} | {f'{speedup:.1f}x' if speedup else '—'} | {row.get('check', '—')} |"
         )
     median_ratio = statistics.median(ratios) if ratios else float("nan")

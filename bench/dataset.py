@@ -52,6 +52,7 @@ DAY_NS = 24 * 3600 * 10**9
 # A fixed anchor keeps the data identical between runs (and cacheable): the week ending here.
 ANCHOR_NS = 1_764_460_800 * 10**9  # 2025-11-30T00:00:00Z
 MANIFEST = "manifest.json"
+PARQUET = "logs.parquet"
 SEED_MIN = 100_000
 SHIFT_NS = 20 * 60 * 10**9
 SPAN_SAMPLE = 0.1
@@ -308,6 +309,61 @@ def _scale_duration_ms(attributes: pa.ChunkedArray, factor: np.ndarray) -> pa.Ar
     return pc.if_else(found, rebuilt, attrs)
 
 
+class _ParquetCopy:
+    """The rows of every INSERT, also written to Parquet for the DuckDB peers.
+
+    Bags stay the JSON text the INSERT carried (flat dotted keys, as OTLP attributes come);
+    ``service_name`` is ``resource.service.name`` as a plain column for the hand-written DuckDB SQL.
+    """
+
+    SCHEMA = pa.schema(
+        [
+            ("timestamp", pa.timestamp("ns", tz="UTC")),
+            ("severity_text", pa.string()),
+            ("service_name", pa.string()),
+            ("body", pa.string()),
+            ("trace_id", pa.string()),
+            ("span_id", pa.string()),
+            ("span_name", pa.string()),
+            ("duration", pa.int64()),
+            ("resource", pa.string()),
+            ("attributes", pa.string()),
+        ]
+    )
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = path
+        self.tmp = path.with_suffix(".tmp")
+        self.writer = pq.ParquetWriter(self.tmp, self.SCHEMA, compression="zstd")
+        self.services: dict[str, str | None] = {}
+
+    def _service(self, resource: pa.ChunkedArray) -> pa.Array:
+        encoded = pc.dictionary_encode(resource.combine_chunks())
+        names = []
+        for text in encoded.dictionary.to_pylist():
+            if text not in self.services:
+                self.services[text] = json.loads(text).get("service.name") if text else None
+            names.append(self.services[text])
+        return pa.array(names, type=pa.string()).take(encoded.indices)
+
+    def write(self, batch: pa.Table) -> None:
+        columns = []
+        for field in self.SCHEMA:
+            if field.name == "service_name":
+                columns.append(self._service(batch.column("resource")))
+            elif field.name in batch.column_names:
+                columns.append(batch.column(field.name).cast(field.type))
+            else:
+                columns.append(pa.nulls(batch.num_rows, field.type))
+        self.writer.write_table(pa.Table.from_arrays(columns, schema=self.SCHEMA))
+
+    def close(self) -> None:
+        self.writer.close()
+        self.tmp.rename(self.path)
+
+
 def _batches(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
     """Group tables into INSERTs of about ``INSERT_ROWS`` rows."""
     pending: list[pa.Table] = []
@@ -359,6 +415,7 @@ def build(
     written = logs_written = 0
     slices = {s: scaler.day_slices(s) for s in scaler.seed}
     pool = ThreadPoolExecutor(WRITERS, thread_name_prefix="bench-writer")
+    parquet = _ParquetCopy(data_dir / PARQUET)
     pending: deque[Future[int]] = deque()
     for day in range(len(slices["logs"])):
         for signal in scaler.seed:
@@ -377,6 +434,7 @@ def build(
                 while len(pending) >= WRITERS:
                     written += pending.popleft().result()
                 pending.append(pool.submit(write_arrow, backend, target, batch))
+                parquet.write(batch)
                 if signal == "logs":
                     logs_written += batch.num_rows
         rate = written / max(time.monotonic() - started - seed_seconds, 1e-9)
@@ -387,6 +445,7 @@ def build(
     while pending:
         written += pending.popleft().result()
     pool.shutdown()
+    parquet.close()
     dataset = Dataset(
         rows=logs_written, total_rows=written, start_ns=start_ns, end_ns=end_ns,
         load_seconds=time.monotonic() - started, data_dir=str(data_dir), seed_logs=seed_count,

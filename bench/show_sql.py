@@ -40,6 +40,10 @@ class RecordingBackend:
         self.seen.append(sql)
         return self.inner.query_arrow(sql, *args, **kwargs)
 
+    def query_arrow_stats(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(sql)
+        return self.inner.query_arrow_stats(sql, *args, **kwargs)
+
     def stream_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         self.seen.append(sql)
         return self.inner.stream_arrow(sql, *args, **kwargs)
@@ -66,9 +70,11 @@ def main() -> None:
         hand = q.sql.replace("{T}", table).replace("{W}", _ch_window(start, end))
         print(f"== {q.name}\n-- KQL: {q.kql}\n-- hand-written:\n{hand}")
         for sql in recording.seen:
-            print(f"-- generated:\n{sql}")
+            print(f"-- generated{' (chunk counters)' if sql.startswith('EXPLAIN') else ''}:\n{sql}")
         if args.time:
-            for label, text in [("hand", hand)] + [("gen", s) for s in recording.seen]:
+            for label, text in [("hand", hand)] + [
+                ("gen", s) for s in recording.seen if not s.startswith("EXPLAIN")
+            ]:
                 times = []
                 for _ in range(4):
                     started = time.perf_counter()
