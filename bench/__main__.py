@@ -148,8 +148,14 @@ def _plain(value: Any) -> list[Any]:
     return [value]
 
 
-def _compare(kql: list[tuple], sql: list[dict[str, Any]], rows_only: bool) -> str:
-    """``match``, ``match within 2 %`` (approximate aggregates) or the first difference."""
+def _compare(
+    kql: list[tuple], sql: list[dict[str, Any]], rows_only: bool, tolerance: float = 0.02
+) -> str:
+    """``match``, ``match within N %`` (approximate aggregates) or the first difference.
+
+    Times compare as 100 ns ticks; ClickHouse ``DateTime`` (whole seconds, from
+    ``toStartOfInterval``) arrives as seconds and matches the same instant in ticks.
+    """
     if rows_only:
         return (
             "match (row count)"
@@ -173,15 +179,17 @@ def _compare(kql: list[tuple], sql: list[dict[str, Any]], rows_only: bool) -> st
         for a, b in zip(a_row, b_row, strict=True):
             if a == b or (a in (None, "") and b in (None, "")):
                 continue
+            if isinstance(a, int) and isinstance(b, int) and (a == b * 10**7 or b == a * 10**7):
+                continue
             if (
                 isinstance(a, (int, float))
                 and isinstance(b, (int, float))
                 and not isinstance(a, bool)
-            ) and abs(a - b) <= 0.02 * max(abs(a), abs(b)) + 1e-9:
+            ) and abs(a - b) <= tolerance * max(abs(a), abs(b)) + 1e-9:
                 approximate = True
                 continue
             return f"MISMATCH: {a_row[:5]} vs {b_row[:5]}"
-    return "match within 2 %" if approximate else "match"
+    return f"match within {tolerance:.0%}" if approximate else "match"
 
 
 def _parquet(data: ds.Dataset) -> Path:
@@ -298,7 +306,7 @@ def main() -> None:
                 args.runs,
             )
             row["check"] = _compare(
-                kql_rows, sql_result.to_pylist(), rows_only=q.name == "rare_term_has"
+                kql_rows, sql_result.to_pylist(), rows_only=q.rows_only, tolerance=q.tolerance
             )
         except KqlTimeout as exc:
             row["kql"] = {
