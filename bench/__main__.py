@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import os
 import re
 import resource
 import statistics
@@ -30,12 +31,22 @@ sys.path.insert(0, str(ROOT / "src"))
 from bench import dataset as ds  # noqa: E402
 from bench.suite import PROGRESSIVE_QUERY, SUITE, BenchQuery  # noqa: E402
 from bzrk.engine.backends.base import QuerySettings  # noqa: E402
-from bzrk.engine.events import Done, Error, Metadata  # noqa: E402
+from bzrk.engine.events import Done, Error, Metadata, RowBatch  # noqa: E402
 from bzrk.engine.request import QueryRequest  # noqa: E402
 from bzrk.engine.service import QueryService  # noqa: E402
 
 # Caches would measure themselves, not the engine: off for every side.
 NO_CACHE = {"use_query_condition_cache": 0}
+# Time per query and engine for the timed runs: a slow query gets fewer runs (at least one).
+BUDGET_S = 10.0
+# A peer run longer than this is interrupted and reported as such.
+PEER_TIMEOUT_S = 60.0
+# A KQL run longer than this stops (the request's timeout_ms) and is reported as at least this.
+KQL_TIMEOUT_S = 120.0
+
+
+class KqlTimeout(RuntimeError):
+    """The KQL run hit ``KQL_TIMEOUT_S``."""
 
 
 def _iso(ns: int) -> str:
@@ -58,14 +69,24 @@ def _duck_window(start: int, end: int) -> str:
     return f"timestamp >= make_timestamp_ns({start})::TIMESTAMPTZ AND timestamp < make_timestamp_ns({end})::TIMESTAMPTZ"
 
 
-def _time(fn: Callable[[], Any], runs: int) -> dict[str, float]:
-    fn()  # warm-up
+def _time(
+    fn: Callable[[], Any], runs: int, budget_s: float = BUDGET_S
+) -> tuple[dict[str, float], Any]:
+    """Median/min/max of ``runs`` timed calls after a warm-up (fewer, at least one, when one call
+    takes longer than ``budget_s / runs``), and the warm-up's result."""
+    started = time.perf_counter()
+    result = fn()
+    warm = time.perf_counter() - started
+    if warm >= budget_s:  # a run this long is not helped by a warm cache: it is the measurement
+        return {"median": warm, "min": warm, "max": warm, "runs": 1}, result
+    runs = max(1, min(runs, int(budget_s / max(warm, 1e-6))))
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
-    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+    figures = {"median": statistics.median(times), "min": min(times), "max": max(times)}
+    return {**figures, "runs": runs}, result
 
 
 async def _kql(
@@ -92,30 +113,90 @@ async def _kql(
     }
 
 
-def _export_parquet(
-    backend: Any, catalog: Any, data: ds.Dataset, path: Path, log: Callable[[str], None]
-) -> Path:
-    import pyarrow.parquet as pq
+async def _kql_rows(service: QueryService, text: str, since: str, until: str) -> list[tuple]:
+    """The final table's rows of a one-shot KQL run (``KqlTimeout`` past ``KQL_TIMEOUT_S``)."""
+    rows: list[tuple] = []
+    iteration = None
+    request = QueryRequest(
+        query=text, database="default", since=since, until=until, progressive=False,
+        timeout_ms=int(KQL_TIMEOUT_S * 1000),
+    )  # fmt: skip
+    async for event in service.execute(request):
+        if isinstance(event, Done) and event.status != "complete":
+            raise KqlTimeout(f"{event.status} after {KQL_TIMEOUT_S:.0f} s")
+        if isinstance(event, RowBatch):
+            if event.iteration_id != iteration:
+                rows, iteration = [], event.iteration_id
+            rows.extend(tuple(r) for r in event.rows)
+        elif isinstance(event, Error):
+            raise RuntimeError(f"{event.code}: {event.message}")
+    return rows
 
-    target = path / "logs.parquet"
-    if target.exists():
-        return target
-    table = catalog.qualified_name("default", "default")
-    writer = None
-    day = 24 * 3600 * 10**9
-    for start in range(data.start_ns, data.end_ns, day):
-        chunk = backend.query_arrow(
-            "SELECT timestamp, severity_text, resource.service.name::String AS service_name, body, trace_id, "
-            "span_id, span_name, duration, toJSONString(resource) AS resource, toJSONString(attributes) AS attributes "
-            f"FROM {table} WHERE {_ch_window(start, min(start + day, data.end_ns))}"
+
+def _plain(value: Any) -> list[Any]:
+    """One result cell as comparable scalars: times as 100 ns ticks, arrays flattened."""
+    import decimal
+
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _plain(v)]
+    if isinstance(value, dt.datetime):
+        return [round(value.timestamp() * 10**7) if value.tzinfo else None]
+    if hasattr(value, "value") and type(value).__name__ == "Timestamp":  # pandas
+        return [value.value // 100]
+    if isinstance(value, decimal.Decimal):
+        return [float(value)]
+    return [value]
+
+
+def _compare(
+    kql: list[tuple], sql: list[dict[str, Any]], rows_only: bool, tolerance: float = 0.02
+) -> str:
+    """``match``, ``match within N %`` (approximate aggregates) or the first difference.
+
+    Times compare as 100 ns ticks; ClickHouse ``DateTime`` (whole seconds, from
+    ``toStartOfInterval``) arrives as seconds and matches the same instant in ticks.
+    """
+    if rows_only:
+        return (
+            "match (row count)"
+            if len(kql) == len(sql)
+            else f"MISMATCH: {len(kql)} KQL rows vs {len(sql)} SQL rows"
         )
-        chunk = chunk.cast(chunk.schema)  # plain columns for Parquet
-        if writer is None:
-            writer = pq.ParquetWriter(target, chunk.schema, compression="zstd")
-        writer.write_table(chunk)
-    if writer is not None:
-        writer.close()
-    log(f"parquet: {target} ({target.stat().st_size / 1e6:.0f} MB)")
+    left = [[x for v in row for x in _plain(v)] for row in kql]
+    right = [[x for v in row.values() for x in _plain(v)] for row in sql]
+    if len(left) != len(right):
+        return f"MISMATCH: {len(left)} KQL rows vs {len(right)} SQL rows"
+
+    def key(row: list[Any]) -> str:
+        return repr([v for v in row if not isinstance(v, float)][:1])
+
+    left.sort(key=key)
+    right.sort(key=key)
+    approximate = False
+    for a_row, b_row in zip(left, right, strict=True):
+        if len(a_row) != len(b_row):
+            return f"MISMATCH: row shapes differ: {a_row[:4]} vs {b_row[:4]}"
+        for a, b in zip(a_row, b_row, strict=True):
+            if a == b or (a in (None, "") and b in (None, "")):
+                continue
+            if isinstance(a, int) and isinstance(b, int) and (a == b * 10**7 or b == a * 10**7):
+                continue
+            if (
+                isinstance(a, (int, float))
+                and isinstance(b, (int, float))
+                and not isinstance(a, bool)
+            ) and abs(a - b) <= tolerance * max(abs(a), abs(b)) + 1e-9:
+                approximate = True
+                continue
+            return f"MISMATCH: {a_row[:5]} vs {b_row[:5]}"
+    return f"match within {tolerance:.0%}" if approximate else "match"
+
+
+def _parquet(data: ds.Dataset) -> Path:
+    """The Parquet copy the dataset builder wrote next to the store (same rows as every INSERT)."""
+    target = data.path / ds.PARQUET
+    if not target.exists():
+        raise SystemExit(f"{target} is missing: delete {data.path} to rebuild the dataset")
     return target
 
 
@@ -129,28 +210,42 @@ def _peers(q: BenchQuery, parquet: Path, data: ds.Dataset, runs: int) -> dict[st
     start, end = _window(q, data)
     if q.duck:
         sql = q.duck.replace("{W}", _duck_window(start, end))
-        out["duckdb"] = _time(lambda: con.execute(sql).fetchall(), runs)
+        out["duckdb"] = _peer_time(con, lambda: con.execute(sql).fetchall(), runs)
     try:
         import duckdb_kql
 
         kcon = duckdb.connect()
+        kcon.execute("SET TimeZone='UTC'")
         kcon.execute(
             f'CREATE VIEW "default" AS SELECT * REPLACE (resource::JSON AS resource, attributes::JSON AS attributes) '
             f"FROM read_parquet('{parquet}') WHERE {_duck_window(start, end)}"
         )
-        out["duckdb_kql"] = _time(lambda: duckdb_kql.query(kcon, q.kql).fetchall(), runs)
+        out["duckdb_kql"] = _peer_time(kcon, lambda: duckdb_kql.query(kcon, q.kql).fetchall(), runs)
     except Exception as exc:  # the peer cannot run every query; record why
         out["duckdb_kql_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
     return out
 
 
+def _peer_time(con: Any, fn: Callable[[], Any], runs: int) -> dict[str, float]:
+    """``_time`` with each call interrupted after ``PEER_TIMEOUT_S``."""
+    import threading
+
+    def guarded() -> Any:
+        timer = threading.Timer(PEER_TIMEOUT_S, con.interrupt)
+        timer.start()
+        try:
+            return fn()
+        finally:
+            timer.cancel()
+
+    figures, _ = _time(guarded, runs)
+    return figures
+
+
 def _subprocess_figure(
     cmd: list[str], pattern: str, timeout: int = 900
 ) -> tuple[float | None, str]:
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
-    import os
-
-    env = {**os.environ, **env}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     try:
         result = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
@@ -171,31 +266,57 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--skip-ingest", action="store_true")
+    parser.add_argument(
+        "--seed-logs",
+        type=int,
+        default=None,
+        help="generated seed size (default max(100k, rows/100))",
+    )
+    parser.add_argument(
+        "--span-sample", type=float, default=ds.SPAN_SAMPLE, help="share of traces with spans"
+    )
     args = parser.parse_args()
 
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
-    data, backend, meta, catalog = ds.build(args.rows, args.data, log)
+    data, backend, meta, catalog = ds.build(
+        args.rows, args.data, log, seed_logs=args.seed_logs, span_sample=args.span_sample
+    )
     service = QueryService(backend, catalog=catalog, engine_settings=NO_CACHE)
     table = catalog.qualified_name("default", "default")
     settings = QuerySettings(max_execution_time_s=600, extra=NO_CACHE)
-    parquet = None if args.skip_peers else _export_parquet(backend, catalog, data, data.path, log)
+    parquet = None if args.skip_peers else _parquet(data)
 
     results: list[dict[str, Any]] = []
+    load = os.getloadavg()
     for q in SUITE:
         start, end = _window(q, data)
         since, until = _iso(start), _iso(end)
         sql = q.sql.replace("{T}", table).replace("{W}", _ch_window(start, end))
         row: dict[str, Any] = {"name": q.name}
-        row["sql"] = _time(lambda sql=sql: backend.query_arrow(sql, settings=settings), args.runs)
+        row["sql"], sql_result = _time(
+            lambda sql=sql: backend.query_arrow(sql, settings=settings), args.runs
+        )
         try:
-            row["kql"] = _time(
+            row["kql"], kql_rows = _time(
                 lambda q=q, since=since, until=until: asyncio.run(
-                    _kql(service, q.kql, since, until)
+                    _kql_rows(service, q.kql, since, until)
                 ),
                 args.runs,
             )
+            row["check"] = _compare(
+                kql_rows, sql_result.to_pylist(), rows_only=q.rows_only, tolerance=q.tolerance
+            )
+        except KqlTimeout as exc:
+            row["kql"] = {
+                "median": KQL_TIMEOUT_S,
+                "min": KQL_TIMEOUT_S,
+                "max": KQL_TIMEOUT_S,
+                "runs": 1,
+            }
+            row["kql_timeout"] = True
+            row["check"] = f"not compared: {exc}"
         except RuntimeError as exc:
             row["kql_error"] = str(exc)[:200]
         if parquet is not None:
@@ -235,13 +356,14 @@ def main() -> None:
         r"parse\+bind ms: median ([0-9.]+)",
     )
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    _report(args, data, results, first_snapshot, overhead, ingest, parse_bind, peak_rss_mb)
+    _report(args, data, results, first_snapshot, overhead, ingest, parse_bind, peak_rss_mb, load)
     backend.close()
     meta.close()
 
 
 def _report(args: Any, data: ds.Dataset, results: list[dict[str, Any]], first: float, overhead: float,
-            ingest: float | None, parse_bind: float | None, peak_rss_mb: float) -> None:  # fmt: skip
+            ingest: float | None, parse_bind: float | None, peak_rss_mb: float,
+            load: tuple[float, float, float]) -> None:  # fmt: skip
     def ms(figure: dict[str, float] | None) -> str:
         return (
             "—"
@@ -252,13 +374,22 @@ def _report(args: Any, data: ds.Dataset, results: list[dict[str, Any]], first: f
     lines = [
         f"# bzrk benchmark — {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         "",
-        f"Dataset: {data.rows:,} demo log records + the spans of their traces = {data.total_rows:,} rows over one week, "
-        f"loaded through the storage write path in {data.load_seconds:.0f} s (cached in `{data.data_dir}`). "
-        f"{args.runs} timed runs per query after a warm-up, query-condition cache off everywhere. "
-        "Times in ms: median (min–max). Ratios are medians divided by the hand-written ClickHouse SQL median.",
+        f"Dataset: {data.rows:,} log records + {data.total_rows - data.rows:,} spans "
+        f"(of {data.span_sample:.0%} of the traces) = {data.total_rows:,} rows over one week, "
+        f"built in {data.load_seconds:.0f} s (cached in `{data.data_dir}`): a seed of "
+        f"{data.seed_logs:,} log records ({data.seed_rows:,} rows with all spans) generated by the demo "
+        f"generator and mapped by the OTLP ingest mapping ({data.seed_seconds:.0f} s), replicated "
+        f"×{data.replicas} in Arrow with fresh trace/span ids, shifted times and stretched latencies, "
+        "every batch written by `bzrk.storage.writer.write_arrow` (see docs/bench.md).",
         "",
-        "| query | ClickHouse SQL | KQL (bzrk) | KQL / SQL | DuckDB/Parquet | duckdb-kql | bzrk speed-up over duckdb-kql |",
-        "|---|---|---|---|---|---|---|",
+        f"{args.runs} timed runs per query after a warm-up, query-condition cache off everywhere. "
+        "Times in ms: median (min–max). Ratios are medians divided by the hand-written ClickHouse SQL "
+        f"median. Machine: {os.cpu_count()} cores shared with other work; load average (1 min) "
+        f"{load[0]:.1f} at the start of the queries, {os.getloadavg()[0]:.1f} at the end — "
+        "absolute times are noisy, ratios less so.",
+        "",
+        "| query | ClickHouse SQL | KQL (bzrk) | KQL / SQL | DuckDB/Parquet | duckdb-kql | bzrk speed-up over duckdb-kql | KQL result = SQL result? |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     ratios, speedups = [], []
     for row in results:
@@ -270,12 +401,38 @@ def _report(args: Any, data: ds.Dataset, results: list[dict[str, Any]], first: f
         speedup = peer["median"] / kql["median"] if peer and kql else None
         if speedup is not None:
             speedups.append(speedup)
-        lines.append(
-            f"| {row['name']} | {ms(sql)} | {ms(kql) if kql else 'error: ' + row.get('kql_error', '')} | "
-            f"{f'{ratio:.2f}x' if ratio else '—'} | {ms(row.get('duckdb'))} | "
-            f"{ms(peer) if peer else row.get('duckdb_kql_error', '—')} | {f'{speedup:.1f}x' if speedup else '—'} |"
+        bound = "≥ " if row.get("kql_timeout") else ""
+        kql_text = (
+            f"≥ {KQL_TIMEOUT_S * 1000:.0f} (stopped at the timeout)"
+            if row.get("kql_timeout")
+            else ms(kql)
+            if kql
+            else "error: " + row.get("kql_error", "")
         )
+        lines.append(
+            f"| {row['name']} | {ms(sql)} | {kql_text} | "
+            f"{f'{bound}{ratio:.2f}x' if ratio else '—'} | {ms(row.get('duckdb'))} | "
+            f"{ms(peer) if peer else row.get('duckdb_kql_error', '—')} | {f'{speedup:.1f}x' if speedup else '—'} | {row.get('check', '—')} |"
+        )
+    median_ratio = statistics.median(ratios) if ratios else float("nan")
     lines += [
+        "",
+        "Goals (issues 4, 6, 13): "
+        f"KQL / SQL median {median_ratio:.2f}× (goal ≤ 1.2×, "
+        f"{'met' if median_ratio <= 1.2 else 'NOT met'}); "
+        + (
+            f"slowest bzrk speed-up over duckdb-kql {min(speedups):.1f}× (goal ≥ 10× on every query it runs, "
+            f"{'met' if min(speedups) >= 10 else 'NOT met'}); "
+            if speedups
+            else "duckdb-kql ran no query; "
+        )
+        + f"first snapshot {first:.3f} s (goal ≤ 0.3 s, {'met' if first <= 0.3 else 'NOT met'}); "
+        f"progressive overhead {overhead:.2f}× (goal ≤ 1.3×, {'met' if overhead <= 1.3 else 'NOT met'}); "
+        + (
+            f"ingest {ingest:,.0f} records/s (goal ≥ 50 000, {'met' if ingest >= 50_000 else 'NOT met'})."
+            if ingest is not None
+            else "ingest not measured."
+        ),
         "",
         f"Progressive `{PROGRESSIVE_QUERY}` over the week: first snapshot after {first:.3f} s; "
         f"total progressive time / one-shot time = {overhead:.2f}.",
@@ -303,7 +460,7 @@ def _report(args: Any, data: ds.Dataset, results: list[dict[str, Any]], first: f
     text = "\n".join(lines)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.md").write_text(text)
-    (args.out / f"{dt.datetime.now(dt.UTC):%Y-%m-%d-%H%M}-{data.rows}.md").write_text(text)
+    (args.out / f"{dt.datetime.now(dt.UTC):%Y-%m-%d-%H%M}-{args.rows}.md").write_text(text)
     (args.out / "latest.json").write_text(json.dumps(results, indent=1, default=str))
     print(text)
 
