@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from bzrk.meta.store import MetaStore
+from bzrk.storage.catalog import StorageCatalog
+from bzrk.storage.naming import TableNaming
+
 # The real-engine corpora and specs live beside the repo in ../shared (never copied into it);
 # BZRK_SHARED_DIR points elsewhere (e.g. from a git worktree).
 SHARED = Path(
@@ -51,3 +55,23 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def meta(tmp_path: Path) -> Iterator[MetaStore]:
+    """A migrated metadata store of this test's own."""
+    store = MetaStore.for_data_dir(tmp_path)
+    store.migrate()
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def catalog(chdb_backend, meta: MetaStore) -> Iterator[StorageCatalog]:  # type: ignore[no-untyped-def]
+    """A storage catalogue over the process's chDB store, in ClickHouse databases of its own."""
+    naming = TableNaming(prefix=f"t{uuid.uuid4().hex[:10]}_")
+    cat = StorageCatalog(chdb_backend, meta, naming)
+    cat.sync()
+    yield cat
+    for db in meta.list_databases():
+        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{naming.database(db.name)}` SYNC")

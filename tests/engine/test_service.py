@@ -406,7 +406,9 @@ def test_pushable_filters_only_for_leading_wheres() -> None:
 
 
 def test_errors_carry_the_binders_diagnosis(env: dict[str, Any]) -> None:
-    events = run(env["service"], query="default | summarize count() by bogus_fn(body)", since="1h ago")
+    events = run(
+        env["service"], query="default | summarize count() by bogus_fn(body)", since="1h ago"
+    )
     error = events[-1]
     assert isinstance(error, Error) and error.code == "UnknownFunction", error
     assert "bogus_fn" in error.message and error.location is not None
