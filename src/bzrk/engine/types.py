@@ -23,6 +23,7 @@ text (``toJSONString``) when it reads them as ``dynamic``.
 from __future__ import annotations
 
 from bzrk.engine.events import KqlTypeName
+from bzrk.kql.facts import TYPE_ALIASES
 
 CLICKHOUSE_TYPES: dict[str, str] = {
     "bool": "Nullable(Bool)",
@@ -37,27 +38,9 @@ CLICKHOUSE_TYPES: dict[str, str] = {
     "dynamic": "Nullable(String)",
 }
 
-# Spellings that KQL accepts for its types (datatable schemas, casts, to* functions).
-KQL_TYPE_ALIASES: dict[str, KqlTypeName] = {
-    "bool": "bool",
-    "boolean": "bool",
-    "int": "int",
-    "int32": "int",
-    "long": "long",
-    "int64": "long",
-    "real": "real",
-    "double": "real",
-    "float": "real",
-    "decimal": "decimal",
-    "string": "string",
-    "datetime": "datetime",
-    "date": "datetime",
-    "timespan": "timespan",
-    "time": "timespan",
-    "guid": "guid",
-    "uniqueid": "guid",
-    "dynamic": "dynamic",
-}
+# Spellings that KQL accepts for its types (datatable schemas, casts, to* functions): the
+# language's own table, so the engine and the binder agree on every alias.
+KQL_TYPE_ALIASES: dict[str, KqlTypeName] = TYPE_ALIASES  # type: ignore[assignment]
 
 NUMERIC_TYPES = frozenset({"int", "long", "real", "decimal"})
 
