@@ -445,7 +445,13 @@ class QueryService(QueryExecutor):
                     stats, run_granules = streamed.stats, streamed.granules
                 else:
                     results, stats, run_granules = await self._run_once(
-                        compiled, settings, query_id, remaining, bool(plan.resolver.used)
+                        compiled,
+                        settings,
+                        query_id,
+                        remaining,
+                        # Chunk counters come from the whole-window run's plan: an EXPLAIN per
+                        # intermediate window would cost more than those small runs themselves.
+                        bool(plan.resolver.used) and index == len(windows) - 1,
                     )
             except TimeoutError:
                 status = "soft_budget"
