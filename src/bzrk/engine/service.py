@@ -139,14 +139,9 @@ class _CatalogResolver(TableResolver):
             resolved = self.catalog.resolve(self.database, name)
         except Exception:  # unknown names are the compiler's to report
             return None
-        from bzrk.storage.naming import TableNaming
-        from bzrk.storage.schema import COLUMNS
-
-        naming = getattr(self.catalog, "naming", TableNaming())
+        # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
         source = TableSource(
-            database=naming.database(resolved.database),
-            table=resolved.name,
-            columns=[(c.name, c.kql_type) for c in COLUMNS],
+            database=resolved.ch_database, table=resolved.ch_table, columns=list(resolved.columns)
         )
         self.used[f"{source.database}.{source.table}"] = source
         return source
