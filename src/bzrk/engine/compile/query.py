@@ -18,6 +18,7 @@ from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_ag
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget, series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -67,6 +68,8 @@ class CompiledTable:
 class CompiledQuery:
     tables: list[CompiledTable] = field(default_factory=list)
     visualization: Visualization | None = None
+    # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
+    budgets: list[SummarizeBudget] = field(default_factory=list)
 
 
 @dataclass
@@ -103,6 +106,9 @@ class QueryCompiler:
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
         self.window_groups: dict[int, str] = {}
+        # The summarize memory budget; set by the query service, None elsewhere.
+        self.budget_policy: BudgetPolicy | None = None
+        self.budgets: list[SummarizeBudget] = []
 
     # --- statements ------------------------------------------------------------------------
 
@@ -123,6 +129,7 @@ class QueryCompiler:
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
+        result.budgets = list(self.budgets)
         return result
 
     def _table_name(self, relation: Relation, index: int) -> str:
@@ -786,6 +793,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    keys: list[tuple[str, S.Expr, str]] = []
     part = _partition(qc, relation)
     if part:
         used.add(part)
@@ -807,6 +815,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         group_by.append(value.sql)
         columns.append((value.sql, name))
         out.append((name, value.type))
+        keys.append((name, value.sql, value.type))
     agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
     for item in op.aggregates:
         expr = item.expr
@@ -832,7 +841,8 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         used.add(name)
         columns.append((value.sql, name))
         out.append((name, value.type))
-    return qc._select(relation, columns, out, group_by=group_by)
+    keep_series = series_filter(qc, op, relation, keys)
+    return qc._select(relation, columns, out, group_by=group_by, where=keep_series)
 
 
 def _by_name(node: K.Expr) -> str | None:
