@@ -1165,8 +1165,9 @@ reg("replace_strings", _replace_strings)
 
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
+    from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
 
-    for name, builder in GEO_FUNCTIONS.items():
+    for name, builder in {**GEO_FUNCTIONS, **S2_FUNCTIONS}.items():
         FUNCTIONS[name] = builder
 
 
