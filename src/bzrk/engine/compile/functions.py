@@ -1166,8 +1166,9 @@ reg("replace_strings", _replace_strings)
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
     from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
+    from bzrk.engine.compile.geo_shapes import SHAPE_FUNCTIONS
 
-    for name, builder in {**GEO_FUNCTIONS, **S2_FUNCTIONS}.items():
+    for name, builder in {**GEO_FUNCTIONS, **S2_FUNCTIONS, **SHAPE_FUNCTIONS}.items():
         FUNCTIONS[name] = builder
 
 
