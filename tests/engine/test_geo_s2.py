@@ -64,3 +64,29 @@ def test_s2cell_neighbors_same_face_and_across_faces(chdb_backend) -> None:  # t
     assert got[1][0] == ["057", "1ab", "055", "0fd", "0f9", "101", "0fb", "103"]
     assert got[2][0] == ["b", "b", "b", "5", "9", "3", "5", "5"]
     assert got[3][0] is None
+
+
+def test_polygon_covering_matches_s2_and_holds_its_points(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(p:dynamic, level:int)["
+        'dynamic({"type":"Polygon","coordinates":[[[0,0],[0,50],[100,50],[0,0]]]}), 5,'
+        'dynamic({"type":"Polygon","coordinates":[[[-73.99,40.75],[-73.98,40.75],[-73.98,40.76],[-73.99,40.75]]]}), 12,'
+        'dynamic({"type":"Polygon","coordinates":[[[0,0],[0,50],[100,50],[0,0]]]}), 30,'
+        'dynamic({"type":"Polygon","coordinates":[[[0,0],[1,1]]]}), 5]'
+        " | project c = geo_polygon_to_s2cells(p, level)",
+    )
+    assert len(got[0][0]) == 286  # S2RegionCoverer's count for this triangle
+    assert got[1][0] == ["89c2585", "89c258f", "89c2591", "89c259b"]
+    assert got[2] == [None] and got[3] == [None]  # too many cells; not a polygon
+
+
+def test_line_covering_includes_cells_within_radius(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        'print c = geo_line_to_s2cells(dynamic({"type":"LineString","coordinates":[[-73.99,40.75],[-73.98,40.76]]}), 14, 300),'
+        " here = geo_point_to_s2cell(-73.985, 40.755, 14), near = geo_point_to_s2cell(-73.985, 40.757, 14),"
+        " far = geo_point_to_s2cell(-73.9, 40.755, 14)",
+    )
+    cells, here, near, far = got[0]
+    assert here in cells and near in cells and far not in cells

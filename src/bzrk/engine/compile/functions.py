@@ -1166,10 +1166,17 @@ reg("replace_strings", _replace_strings)
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
     from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
+    from bzrk.engine.compile.geo_s2_cover import COVER_FUNCTIONS
     from bzrk.engine.compile.geo_shapes import SHAPE_FUNCTIONS
     from bzrk.engine.compile.geo_transforms import TRANSFORM_FUNCTIONS
 
-    geo = {**GEO_FUNCTIONS, **S2_FUNCTIONS, **SHAPE_FUNCTIONS, **TRANSFORM_FUNCTIONS}
+    geo = {
+        **GEO_FUNCTIONS,
+        **S2_FUNCTIONS,
+        **COVER_FUNCTIONS,
+        **SHAPE_FUNCTIONS,
+        **TRANSFORM_FUNCTIONS,
+    }
     for name, builder in geo.items():
         FUNCTIONS[name] = builder
 
