@@ -1165,6 +1165,7 @@ reg("replace_strings", _replace_strings)
 
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
+    from bzrk.engine.compile.geo_clip import CLIP_FUNCTIONS
     from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
     from bzrk.engine.compile.geo_s2_cover import COVER_FUNCTIONS
     from bzrk.engine.compile.geo_shapes import SHAPE_FUNCTIONS
@@ -1176,6 +1177,7 @@ def _register_geo() -> None:
         **COVER_FUNCTIONS,
         **SHAPE_FUNCTIONS,
         **TRANSFORM_FUNCTIONS,
+        **CLIP_FUNCTIONS,
     }
     for name, builder in geo.items():
         FUNCTIONS[name] = builder
