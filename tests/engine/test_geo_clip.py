@@ -49,3 +49,22 @@ def test_polygon_to_h3cells_are_the_cells_with_centres_inside(chdb_backend) -> N
     cells, bad = got[0]
     assert len(cells) == 13 and "86390cbafffffff" in cells and "86390cb57ffffff" in cells
     assert bad is None
+
+
+def test_union_lines_merges_shared_segments(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(l:dynamic)["
+        'dynamic({"type":"LineString","coordinates":[[0,0],[1,0],[2,0]]}),'
+        'dynamic({"type":"LineString","coordinates":[[2,0],[1,0]]}),'
+        'dynamic({"type":"LineString","coordinates":[[2,0],[3,1]]}),'
+        'dynamic({"type":"LineString","coordinates":[[10,10],[11,11]]})]'
+        " | summarize a = make_list(l)"
+        ' | project u = geo_union_lines_array(a), bad = geo_union_lines_array(pack_array(dynamic({"type":"LineString","coordinates":[[1,1]]})))',
+    )
+    union, bad = got[0]
+    assert union == {
+        "type": "MultiLineString",
+        "coordinates": [[[0, 0], [1, 0], [2, 0], [3, 1]], [[10, 10], [11, 11]]],
+    }
+    assert bad is None

@@ -203,7 +203,51 @@ def geo_polygon_to_h3cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+def _chained(pieces: str) -> str:
+    """Point lists joined end to start: each piece extends a list that ends where it starts or
+    starts where it ends, or begins a new list."""
+    step = (
+        "arrayMap(__xa -> arrayMap(__xb -> if(__xa > 0, arrayMap(__xl, __xi -> if(__xi = __xa, "
+        "arrayConcat(__xl, arraySlice(__xz, 2)), __xl), __xu, arrayEnumerate(__xu)), if(__xb > 0, "
+        "arrayMap(__xl, __xi -> if(__xi = __xb, arrayConcat(arraySlice(__xz, 1, length(__xz) - 1), __xl), __xl), "
+        "__xu, arrayEnumerate(__xu)), arrayPushBack(__xu, __xz))), "
+        "[arrayFirstIndex(__xl -> __xl[1] = __xz[-1], __xu)])[1], "
+        "[arrayFirstIndex(__xl -> __xl[-1] = __xz[1], __xu)])[1]"
+    )
+    empty = "CAST([], 'Array(Array(Tuple(Float64, Float64)))')"
+    return f"arrayFold((__xu, __xz) -> {step}, {pieces}, {empty})"
+
+
+def geo_union_lines_array(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    shapes = "JSONExtractArrayRaw(ifNull({0}, ''))"
+    kind = "JSONExtractString(__xs, 'type')"
+    lines = (
+        f"if({kind} = 'MultiLineString', "
+        "JSONExtract(__xs, 'coordinates', 'Array(Array(Tuple(Float64, Float64)))'), "
+        "[JSONExtract(__xs, 'coordinates', 'Array(Tuple(Float64, Float64))')])"
+    )
+    # one level only (arrayFlatten would flatten the point lists too)
+    every = f"arrayReduce('groupArrayArray', arrayMap(__xs -> {lines}, {shapes}))"
+    valid = (
+        f"(length({shapes}) > 0 AND arrayAll(__xs -> {kind} IN ('LineString', 'MultiLineString'), {shapes}) "
+        f"AND arrayAll(__xl -> length(__xl) >= 2 AND arrayAll(__xp -> __xp.1 BETWEEN -180 AND 180 "
+        f"AND __xp.2 BETWEEN -90 AND 90, __xl), {every}))"
+    )
+    # Every segment once (in either direction), then chained into as few lines as possible.
+    segments = (
+        "arrayReduce('groupArrayArray', arrayMap(__xl -> arrayMap(__xi -> [__xl[__xi], __xl[__xi + 1]], "
+        f"range(1, length(__xl))), {every}))"
+    )
+    unique = (
+        "arrayFilter((__xg, __xi) -> __xg[1] != __xg[2] AND NOT arrayExists(__xh -> "
+        "__xh = __xg OR __xh = [__xg[2], __xg[1]], arraySlice(__xS, 1, __xi - 1)), __xS, arrayEnumerate(__xS))"
+    )
+    body = _let("__xS", segments, _lines_json(_chained(_chained(unique))))
+    return Typed(T(f"if({valid}, {body}, NULL)", a[0].sql), "dynamic")
+
+
 CLIP_FUNCTIONS = {
+    "geo_union_lines_array": geo_union_lines_array,
     "geo_intersection_line_with_polygon": geo_intersection_line_with_polygon,
     "geo_polygon_to_h3cells": geo_polygon_to_h3cells,
 }
