@@ -1644,6 +1644,10 @@ def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
         return _bag_unpack(qc, op, relation)
     if name == "ipv4_lookup":
         return _ipv4_lookup(qc, op, relation)
+    if name in ("geo_polygon_lookup", "geo_line_lookup"):
+        from bzrk.engine.compile.geo_lookup import geo_lookup
+
+        return geo_lookup(qc, op, relation, name.split("_")[1])
     raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
 
 
