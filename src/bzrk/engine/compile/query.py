@@ -358,7 +358,12 @@ class QueryCompiler:
         return ExprCompiler(scope).compile(node)
 
     def _row_window(self, name: str, args: list[Typed], node: K.Call) -> Typed:
-        frame = " OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        frame = (
+            " OVER ("
+            # Inside mv-apply/partition, prev() and next() stay within the row's group.
+            + (f"PARTITION BY {S.quote_identifier(self.partition)} " if self.partition else "")
+            + "ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        )
         if name in ("prev", "next"):
             value = args[0]
             offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
@@ -1842,3 +1847,9 @@ def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relat
 
 
 _OPERATORS[K.ProjectByNames] = op_project_by_names
+
+from bzrk.engine.compile.partition import op_partition  # noqa: E402
+from bzrk.engine.compile.scan import op_scan  # noqa: E402
+
+_OPERATORS[K.Scan] = op_scan
+_OPERATORS[K.Partition] = op_partition
