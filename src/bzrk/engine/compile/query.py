@@ -113,6 +113,8 @@ class QueryCompiler:
                 self.lets[statement.name] = self._let_value(statement.value)
             elif isinstance(statement, K.ExprStatement):
                 relation = self.tabular(statement.expr)
+                if getattr(relation, "graph", None) is not None:
+                    raise unsupported(statement, "a query cannot end with a graph")
                 result.tables.append(
                     self._finish(relation, self._table_name(relation, len(result.tables)))
                 )
@@ -1853,3 +1855,15 @@ from bzrk.engine.compile.scan import op_scan  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
 _OPERATORS[K.Partition] = op_partition
+
+from bzrk.engine.compile.graph import (  # noqa: E402
+    op_graph_mark_components,
+    op_graph_match,
+    op_graph_to_table,
+    op_make_graph,
+)
+
+_OPERATORS[K.MakeGraph] = op_make_graph
+_OPERATORS[K.GraphMatch] = op_graph_match
+_OPERATORS[K.GraphToTable] = op_graph_to_table
+_OPERATORS[K.GraphMarkComponents] = op_graph_mark_components
