@@ -1635,15 +1635,6 @@ _JSON_TYPE_TO_KQL = {
 }
 
 
-def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
-    name = op.plugin.name.lower()
-    if name == "bag_unpack":
-        return _bag_unpack(qc, op, relation)
-    if name == "ipv4_lookup":
-        return _ipv4_lookup(qc, op, relation)
-    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
-
-
 def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """`evaluate ipv4_lookup(Lookup, ip_column, range_column [, return_unmatched])`.
 
@@ -1782,8 +1773,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     return qc._select(relation, columns, out)
 
 
-_OPERATORS[K.Evaluate] = op_evaluate
-
 
 def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
@@ -1851,9 +1840,11 @@ def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relat
 _OPERATORS[K.ProjectByNames] = op_project_by_names
 
 from bzrk.engine.compile.partition import op_partition  # noqa: E402
+from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
+_OPERATORS[K.Evaluate] = op_evaluate
 _OPERATORS[K.Partition] = op_partition
 
 from bzrk.engine.compile.graph import (  # noqa: E402
