@@ -1773,7 +1773,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     return qc._select(relation, columns, out)
 
 
-
 def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
