@@ -1076,8 +1076,9 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
     labelled: list[tuple[Relation, str]] = []
     if relation is not None:
         labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
-    for index, table in enumerate(op.tables):
-        rel = qc.tabular(table)
+    from bzrk.engine.compile.union_sources import union_inputs
+
+    for index, (rel, table) in enumerate(union_inputs(qc, op)):
         label = (
             qc._result_names.get(rel.name)
             or _expr_name(table)
@@ -1098,6 +1099,8 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 seen_types[n].append(t)
     out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
     used: set[str] = {source_col} if source_col else set()
+    # Names that are real columns win over the name a split column is given (x_long1).
+    reserved = {n for n, types in seen_types.items() if len(types) == 1}
     for rel, _ in labelled:
         for n, t in rel.columns:
             split = len(seen_types[n]) > 1
@@ -1105,7 +1108,7 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 not split and any(src == n for _, src, _t in out_names)
             ):
                 continue
-            name = _unique(f"{n}_{t}" if split else n, used)
+            name = _unique(f"{n}_{t}", used | reserved) if split else _unique(n, used)
             used.add(name)
             out_names.append((name, n, t))
     if inner:
@@ -1841,10 +1844,12 @@ _OPERATORS[K.ProjectByNames] = op_project_by_names
 from bzrk.engine.compile.partition import op_partition  # noqa: E402
 from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
+from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
 _OPERATORS[K.Evaluate] = op_evaluate
 _OPERATORS[K.Partition] = op_partition
+_OPERATORS[K.TopNested] = op_top_nested
 
 from bzrk.engine.compile.graph import (  # noqa: E402
     op_graph_mark_components,
