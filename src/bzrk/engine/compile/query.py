@@ -122,6 +122,10 @@ class QueryCompiler:
                 self._pending_forks = []
             elif isinstance(statement, K.SetOption | K.DeclareParameters):
                 continue
+            elif isinstance(statement, K.DeclarePattern):
+                from bzrk.engine.compile.patterns import declare_pattern
+
+                declare_pattern(self, statement)
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
@@ -220,6 +224,10 @@ class QueryCompiler:
             if source is None:
                 raise unsupported(node, f"unknown table '{node.name}'", code="UnknownTable")
             return self._table(source)
+        from bzrk.engine.compile.patterns import is_pattern_ref, pattern_relation
+
+        if is_pattern_ref(self, node):
+            return pattern_relation(self, node)
         if isinstance(node, K.Call):
             return self._tabular_call(node, input_rel)
         if isinstance(node, K.QueryOperator):
