@@ -580,13 +580,15 @@ def _parse_scan(p: Parser) -> s.QueryOperator:
 def _parse_reduce(p: Parser) -> s.QueryOperator:
     start = p.advance().start
     p.parse_params("reduce")
+    params: list[s.OperatorParam] = []
     if p.at_word("kind"):
-        p.advance()
+        kstart = p.advance().start
         p.expect_op("=")
-        p.advance()
+        kind = p.advance()
+        value = s.NameRef(kind.span, kind.text)
+        params.append(s.OperatorParam(p.span_from(kstart), "kind", value))
     p.expect_word("by")
     by = p.parse_expr()
-    params: list[s.OperatorParam] = []
     if p.accept_word("with"):
         while p.tok.kind == Kind.IDENT and p.peek().text == "=":
             pstart = p.tok.start

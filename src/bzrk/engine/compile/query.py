@@ -1851,6 +1851,7 @@ _OPERATORS[K.ProjectByNames] = op_project_by_names
 
 from bzrk.engine.compile.partition import op_partition  # noqa: E402
 from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
+from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
 from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
 
@@ -1858,6 +1859,7 @@ _OPERATORS[K.Scan] = op_scan
 _OPERATORS[K.Evaluate] = op_evaluate
 _OPERATORS[K.Partition] = op_partition
 _OPERATORS[K.TopNested] = op_top_nested
+_OPERATORS[K.Reduce] = op_reduce
 
 from bzrk.engine.compile.graph import (  # noqa: E402
     op_graph_mark_components,
