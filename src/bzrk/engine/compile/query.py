@@ -266,7 +266,8 @@ class QueryCompiler:
             params
             and params[0].type == "table"
             and input_rel is not None
-            and len(positional) < len([p for p in params if p.default is None])
+            # The piped input fills the table parameter unless every parameter got an argument.
+            and len(positional) < len(params)
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
@@ -1853,6 +1854,7 @@ from bzrk.engine.compile.partition import op_partition  # noqa: E402
 from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
 from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
+from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
 from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
@@ -1860,6 +1862,8 @@ _OPERATORS[K.Evaluate] = op_evaluate
 _OPERATORS[K.Partition] = op_partition
 _OPERATORS[K.TopNested] = op_top_nested
 _OPERATORS[K.Reduce] = op_reduce
+_OPERATORS[K.Search] = op_search
+_SOURCE_OPERATORS[K.Search] = src_search
 
 from bzrk.engine.compile.graph import (  # noqa: E402
     op_graph_mark_components,
