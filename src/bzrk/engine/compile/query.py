@@ -639,6 +639,21 @@ def op_project(qc: QueryCompiler, op: K.Project, relation: Relation) -> Relation
 
 
 def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
+    if _uses_window(op.predicate):
+        # prev()/next() need the row order: compute the predicate as a column first.
+        flag = f"__where{next(qc._counter)}"
+        item = K.NamedExpr(op.span, (flag,), op.predicate)
+        marked = op_extend(qc, K.Extend(op.span, (item,)), relation)
+        keep = [(n, t) for n, t in marked.columns if n != flag]
+        flag_value = ExprCompiler(marked.scope(qc.lets)).as_bool(
+            Typed(S.Col(flag), dict(marked.columns)[flag])
+        )
+        return qc._select(
+            marked,
+            [(S.Col(n), n) for n, _ in keep],
+            keep,
+            where=T("ifNull({0}, false)", flag_value),
+        )
     cond = qc.expr(relation, op.predicate)
     compiler = ExprCompiler(relation.scope(qc.lets))
     return qc._select(
@@ -1421,6 +1436,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
         s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
         count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
         value = Typed(T("({0} + number * {1})", s, st), "real")
+    # Bounds from toscalar() are nullable; a null bound gives no rows.
+    count = T("assumeNotNull(ifNull({0}, 0))", count)
     query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
     return qc._new_cte(query, [(op.name, value.type)], ordered=True)
 
