@@ -85,3 +85,19 @@ def test_components_and_node_table(chdb_backend) -> None:  # type: ignore[no-unt
 def test_a_graph_is_not_a_result(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CompileError):
         rows(chdb_backend, "edges | make-graph src --> dst")
+
+
+def test_graph_to_table_ids_are_kusto_node_ids(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "edges | where src == 'a' and dst == 'b' | make-graph src --> dst with_node_id=name"
+        " | graph-to-table edges with_source_id=S with_target_id=D | project S, D",
+    )
+    nodes = rows(
+        chdb_backend,
+        "datatable(s:string, d:string) ['Alice', 'Bob'] | make-graph s --> d"
+        " | graph-to-table nodes with_node_id=id | project id",
+    )
+    # The id of a node is stable across tables; Kusto's documented id of "Alice".
+    assert got[0][0] != got[0][1]
+    assert nodes[0] == [-3122868243544336885]

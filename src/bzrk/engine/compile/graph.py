@@ -488,8 +488,9 @@ def op_graph_match(qc: QueryCompiler, op: K.GraphMatch, relation: Relation) -> R
 
 
 def _node_id(key: S.Expr) -> S.Expr:
-    # Our own stable id (Kusto's internal ids are not reproducible).
-    return T("reinterpretAsInt64(cityHash64({0}))", key)
+    # Kusto's node id is the xxHash64 of the key (checked against its documented outputs for
+    # string keys; other key types are hashed in their string form).
+    return T("reinterpretAsInt64(xxHash64(toString({0})))", key)
 
 
 def op_graph_to_table(qc: QueryCompiler, op: K.GraphToTable, relation: Relation) -> Relation:
