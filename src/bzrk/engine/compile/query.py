@@ -119,6 +119,8 @@ class QueryCompiler:
                 self.lets[statement.name] = self._let_value(statement.value)
             elif isinstance(statement, K.ExprStatement):
                 relation = self.tabular(statement.expr)
+                if getattr(relation, "graph", None) is not None:
+                    raise unsupported(statement, "a query cannot end with a graph")
                 result.tables.append(
                     self._finish(relation, self._table_name(relation, len(result.tables)))
                 )
@@ -126,6 +128,10 @@ class QueryCompiler:
                 self._pending_forks = []
             elif isinstance(statement, K.SetOption | K.DeclareParameters):
                 continue
+            elif isinstance(statement, K.DeclarePattern):
+                from bzrk.engine.compile.patterns import declare_pattern
+
+                declare_pattern(self, statement)
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
@@ -225,6 +231,10 @@ class QueryCompiler:
             if source is None:
                 raise unsupported(node, f"unknown table '{node.name}'", code="UnknownTable")
             return self._table(source)
+        from bzrk.engine.compile.patterns import is_pattern_ref, pattern_relation
+
+        if is_pattern_ref(self, node):
+            return pattern_relation(self, node)
         if isinstance(node, K.Call):
             return self._tabular_call(node, input_rel)
         if isinstance(node, K.QueryOperator):
@@ -263,7 +273,8 @@ class QueryCompiler:
             params
             and params[0].type == "table"
             and input_rel is not None
-            and len(positional) < len([p for p in params if p.default is None])
+            # The piped input fills the table parameter unless every parameter got an argument.
+            and len(positional) < len(params)
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
@@ -365,7 +376,12 @@ class QueryCompiler:
         return ExprCompiler(scope).compile(node)
 
     def _row_window(self, name: str, args: list[Typed], node: K.Call) -> Typed:
-        frame = " OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        frame = (
+            " OVER ("
+            # Inside mv-apply/partition, prev() and next() stay within the row's group.
+            + (f"PARTITION BY {S.quote_identifier(self.partition)} " if self.partition else "")
+            + "ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        )
         if name in ("prev", "next"):
             value = args[0]
             offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
@@ -630,6 +646,21 @@ def op_project(qc: QueryCompiler, op: K.Project, relation: Relation) -> Relation
 
 
 def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
+    if _uses_window(op.predicate):
+        # prev()/next() need the row order: compute the predicate as a column first.
+        flag = f"__where{next(qc._counter)}"
+        item = K.NamedExpr(op.span, (flag,), op.predicate)
+        marked = op_extend(qc, K.Extend(op.span, (item,)), relation)
+        keep = [(n, t) for n, t in marked.columns if n != flag]
+        flag_value = ExprCompiler(marked.scope(qc.lets)).as_bool(
+            Typed(S.Col(flag), dict(marked.columns)[flag])
+        )
+        return qc._select(
+            marked,
+            [(S.Col(n), n) for n, _ in keep],
+            keep,
+            where=T("ifNull({0}, false)", flag_value),
+        )
     cond = qc.expr(relation, op.predicate)
     compiler = ExprCompiler(relation.scope(qc.lets))
     return qc._select(
@@ -1079,8 +1110,9 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
     labelled: list[tuple[Relation, str]] = []
     if relation is not None:
         labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
-    for index, table in enumerate(op.tables):
-        rel = qc.tabular(table)
+    from bzrk.engine.compile.union_sources import union_inputs
+
+    for index, (rel, table) in enumerate(union_inputs(qc, op)):
         label = (
             qc._result_names.get(rel.name)
             or _expr_name(table)
@@ -1101,6 +1133,8 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 seen_types[n].append(t)
     out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
     used: set[str] = {source_col} if source_col else set()
+    # Names that are real columns win over the name a split column is given (x_long1).
+    reserved = {n for n, types in seen_types.items() if len(types) == 1}
     for rel, _ in labelled:
         for n, t in rel.columns:
             split = len(seen_types[n]) > 1
@@ -1108,7 +1142,7 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 not split and any(src == n for _, src, _t in out_names)
             ):
                 continue
-            name = _unique(f"{n}_{t}" if split else n, used)
+            name = _unique(f"{n}_{t}", used | reserved) if split else _unique(n, used)
             used.add(name)
             out_names.append((name, n, t))
     if inner:
@@ -1412,6 +1446,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
         s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
         count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
         value = Typed(T("({0} + number * {1})", s, st), "real")
+    # Bounds from toscalar() are nullable; a null bound gives no rows.
+    count = T("assumeNotNull(ifNull({0}, 0))", count)
     query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
     return qc._new_cte(query, [(op.name, value.type)], ordered=True)
 
@@ -1638,19 +1674,6 @@ _JSON_TYPE_TO_KQL = {
 }
 
 
-def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
-    name = op.plugin.name.lower()
-    if name == "bag_unpack":
-        return _bag_unpack(qc, op, relation)
-    if name == "ipv4_lookup":
-        return _ipv4_lookup(qc, op, relation)
-    if name in ("geo_polygon_lookup", "geo_line_lookup"):
-        from bzrk.engine.compile.geo_lookup import geo_lookup
-
-        return geo_lookup(qc, op, relation, name.split("_")[1])
-    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
-
-
 def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """`evaluate ipv4_lookup(Lookup, ip_column, range_column [, return_unmatched])`.
 
@@ -1789,9 +1812,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     return qc._select(relation, columns, out)
 
 
-_OPERATORS[K.Evaluate] = op_evaluate
-
-
 def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
@@ -1856,3 +1876,30 @@ def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relat
 
 
 _OPERATORS[K.ProjectByNames] = op_project_by_names
+
+from bzrk.engine.compile.partition import op_partition  # noqa: E402
+from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
+from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
+from bzrk.engine.compile.scan import op_scan  # noqa: E402
+from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
+from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
+
+_OPERATORS[K.Scan] = op_scan
+_OPERATORS[K.Evaluate] = op_evaluate
+_OPERATORS[K.Partition] = op_partition
+_OPERATORS[K.TopNested] = op_top_nested
+_OPERATORS[K.Reduce] = op_reduce
+_OPERATORS[K.Search] = op_search
+_SOURCE_OPERATORS[K.Search] = src_search
+
+from bzrk.engine.compile.graph import (  # noqa: E402
+    op_graph_mark_components,
+    op_graph_match,
+    op_graph_to_table,
+    op_make_graph,
+)
+
+_OPERATORS[K.MakeGraph] = op_make_graph
+_OPERATORS[K.GraphMatch] = op_graph_match
+_OPERATORS[K.GraphToTable] = op_graph_to_table
+_OPERATORS[K.GraphMarkComponents] = op_graph_mark_components
