@@ -1139,8 +1139,19 @@ def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     # One pass, lookups in order: each lookup is first swapped for a control-character marker
     # (so later lookups never match inside earlier replacements), then markers become rewrites.
     text = to_string(args[0])
-    lookups = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[1].sql)
-    rewrites = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[2].sql)
+    # Lookups that are not strings are ignored; a rewrite that is not a string makes no
+    # replacement, but its lookup still claims the text it matches (later lookups skip it).
+    raw_lookups = T("JSONExtractArrayRaw({0})", args[1].sql)
+    raw_rewrites = T("JSONExtractArrayRaw({0})", args[2].sql)
+    lookups = T(
+        "arrayMap(x -> if(JSONType(x) = 'String', JSONExtractString(x), ''), {0})", raw_lookups
+    )
+    rewrites = T(
+        "arrayMap(i -> if(i > length({1}), '', if(JSONType({1}[i]) = 'String', "
+        "JSONExtractString({1}[i]), {0}[i])), arrayEnumerate({0}))",
+        lookups,
+        raw_rewrites,
+    )
     marker = "concat(char(1), repeat(char(3), toUInt64(p.1)), char(2))"
     marked = T(
         "arrayFold((acc, p) -> if(p.2 = '', acc, replaceAll(acc, p.2, " + marker + ")), "
@@ -1332,7 +1343,8 @@ reg("base64_encode_fromguid", _base64_from_guid)
 reg(
     "base64_decode_toguid",
     fn(
-        "if(length(tryBase64Decode({0})) = 16, UUIDNumToString(tryBase64Decode({0}), 2), NULL)",
+        "if(length(tryBase64Decode({0})) = 16, "
+        "toUUID(UUIDNumToString(toFixedString(tryBase64Decode({0}), 16), 2)), NULL)",
         "guid",
         "s",
     ),
@@ -1341,7 +1353,8 @@ reg(
     "format_ipv4_mask",
     lambda c, a, n: Typed(
         T(
-            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, '', concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL OR {3} < 0 OR {3} > 32, '', "
+            "concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
             to_string(a[0]),
             _ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql if len(a) > 1 else None),
             T(
@@ -1349,6 +1362,7 @@ reg(
                 to_string(a[0]),
                 cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
             ),
+            cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
         ),
         "string",
     ),
@@ -1508,7 +1522,7 @@ def _ipv6_addr(text: S.Expr) -> S.Expr:
 def _ipv6_bits(text: S.Expr) -> S.Expr:
     return T(
         "if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]) "
-        "+ if(isIPv4String(splitByChar('/', {0})[1]), 96, 0), 128)",
+        "+ if(position(splitByChar('/', {0})[1], '.') > 0, 96, 0), 128)",
         text,
     )
 
@@ -1670,3 +1684,12 @@ def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("parse_url", _parse_url)
+
+
+def _register_codecs() -> None:
+    from bzrk.engine.compile.functions_codec import CODEC_FUNCTIONS
+
+    FUNCTIONS.update(CODEC_FUNCTIONS)
+
+
+_register_codecs()

@@ -1,0 +1,92 @@
+"""Scalar and aggregate functions added or fixed for the docs conformance corpora, on inline data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bzrk.engine.oneshot import execute_text
+
+
+def rows(backend: Any, kql: str) -> list[list[Any]]:
+    return execute_text(backend, kql).tables[0].rows
+
+
+def columns(backend: Any, kql: str) -> list[str]:
+    return [c.name for c in execute_text(backend, kql).tables[0].columns]
+
+
+CASES = [
+    # a mask outside 0..32 gives an empty string, as format_ipv4 does
+    (
+        "print format_ipv4_mask('10.1.2.3', 8), format_ipv4_mask('10.1.2.3', -1), "
+        "format_ipv4_mask('10.1.2.3/24', 33)",
+        [["10.0.0.0/8", "", ""]],
+    ),
+    # an IPv4-notation address (even inside IPv6) counts its prefix from bit 96
+    (
+        "print parse_ipv6_mask('::10.20.30.40/16', 128)",
+        [["0000:0000:0000:0000:0000:0000:0a14:0000"]],
+    ),
+    (
+        "print tostring(base64_decode_toguid(base64_encode_fromguid("
+        "guid(6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11))))",
+        [["6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11"]],
+    ),
+]
+
+
+@pytest.mark.parametrize(("kql", "want"), CASES)
+def test_function_values(chdb_backend, kql: str, want: list[list[Any]]) -> None:  # type: ignore[no-untyped-def]
+    assert rows(chdb_backend, kql) == want
+
+
+def test_parse_version_orders_parts(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from decimal import Decimal
+
+    got = rows(
+        chdb_backend,
+        "print parse_version('1.2.3.4'), parse_version('0.2'), parse_version('1.x'), "
+        "parse_version('1.10') > parse_version('1.9')",
+    )
+    assert got == [[Decimal("1000000020000000300000004"), Decimal("20000000000000000"), None, True]]
+
+
+@pytest.mark.parametrize("size", [0, 20, 70_000])
+def test_zlib_and_gzip_interoperate_with_python(chdb_backend, size: int) -> None:  # type: ignore[no-untyped-def]
+    import base64
+    import gzip
+    import zlib
+
+    text = ("abcdefghij" * (size // 10 + 1))[:size]
+    [[z, g]] = rows(
+        chdb_backend,
+        f"let t = strrep('abcdefghij', {size // 10 + 1}); "
+        f"print zlib_compress_to_base64_string(substring(t, 0, {size})), "
+        f"gzip_compress_to_base64_string(substring(t, 0, {size}))",
+    )
+    assert zlib.decompress(base64.b64decode(z)).decode() == text
+    assert gzip.decompress(base64.b64decode(g)).decode() == text
+    stored_z = base64.b64encode(zlib.compress(text.encode(), 0)).decode()
+    stored_g = base64.b64encode(gzip.compress(text.encode(), 0, mtime=0)).decode()
+    [[back_z, back_g]] = rows(
+        chdb_backend,
+        f"print strlen(zlib_decompress_from_base64_string('{stored_z}')), "
+        f"strlen(gzip_decompress_from_base64_string('{stored_g}'))",
+    )
+    assert back_z == back_g == size
+
+
+def test_decompress_invalid_text_is_empty_and_huffman_blocks_fail(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    import base64
+    import zlib
+
+    assert rows(
+        chdb_backend,
+        "print zlib_decompress_from_base64_string('x0x0x0'), "
+        "gzip_decompress_from_base64_string('aGVsbG8=')",
+    ) == [["", ""]]
+    huffman = base64.b64encode(zlib.compress(b"hello hello hello", 9)).decode()
+    with pytest.raises(Exception, match="stored"):
+        rows(chdb_backend, f"print zlib_decompress_from_base64_string('{huffman}')")
