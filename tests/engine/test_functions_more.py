@@ -29,6 +29,29 @@ CASES = [
         "print parse_ipv6_mask('::10.20.30.40/16', 128)",
         [["0000:0000:0000:0000:0000:0000:0a14:0000"]],
     ),
+    # a rewrite that is not a string makes no replacement, but its lookup still claims the text
+    (
+        "print replace_strings('This is it', dynamic(['This', 'is', 7]), dynamic([1, 'was', 'x']))",
+        [["This was it"]],
+    ),
+    # keys that are not an array: null; values that are not an array: none
+    (
+        "print isnull(bag_zip(dynamic('a'), dynamic([1]))), bag_zip(dynamic(['a']), 1)",
+        [[True, {"a": None}]],
+    ),
+    # a datetime inside a dynamic literal is ISO text, so it is no condition for array_iff
+    (
+        "print d = dynamic([datetime(2022-01-01), true]) "
+        "| extend r = array_iff(d, 1, 0), s = tostring(d[0])",
+        [[["2022-01-01T00:00:00.0000000Z", True], [None, 1], "2022-01-01T00:00:00.0000000Z"]],
+    ),
+    # range bounds from toscalar() (nullable scalar subqueries)
+    (
+        "let n = toscalar(range x from 1 to 4 step 1 | count); range i from 1 to n step 2 "
+        "| summarize make_list(i)",
+        [[[1, 3]]],
+    ),
+    ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
     (
         "print tostring(base64_decode_toguid(base64_encode_fromguid("
         "guid(6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11))))",
@@ -90,3 +113,15 @@ def test_decompress_invalid_text_is_empty_and_huffman_blocks_fail(chdb_backend) 
     huffman = base64.b64encode(zlib.compress(b"hello hello hello", 9)).decode()
     with pytest.raises(Exception, match="stored"):
         rows(chdb_backend, f"print zlib_decompress_from_base64_string('{huffman}')")
+
+
+def test_sorting_several_arrays_gives_a_column_each(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "let keys = dynamic([3, 1, 2]); let names = dynamic(['c', 'a', 'b']); "
+        "print array_sort_desc(keys, names)"
+    )
+    assert columns(chdb_backend, kql) == ["keys_sorted", "names_sorted"]
+    assert rows(chdb_backend, kql) == [[[3, 2, 1], ["c", "b", "a"]]]
+    extended = "print k = dynamic([2, 1]) | extend array_sort_asc(k, dynamic(['x', 'y']))"
+    assert columns(chdb_backend, extended) == ["k", "k_sorted", "array2_sorted"]
+    assert rows(chdb_backend, extended) == [[[2, 1], [1, 2], ["y", "x"]]]

@@ -913,13 +913,15 @@ reg("range", _range_array)
 
 
 def _bag_zip(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Keys that are not an array give null; values that are not an array count as empty.
     return Typed(
         T(
+            "if(JSONType(ifNull({0}, '')) != 'Array', NULL, "
             "concat('{{', arrayStringConcat(arrayFilter(x -> x != '', arrayMap(i -> if(JSONType(arrayElement(JSONExtractArrayRaw({0}), i)) = 'String', "
             "concat(arrayElement(JSONExtractArrayRaw({0}), i), ':', ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null')), ''), "
-            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}')",
-            args[0].sql,
-            args[1].sql,
+            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}'))",
+            to_json(args[0]),
+            to_json(args[1]),
         ),
         "dynamic",
     )
@@ -1519,10 +1521,17 @@ def _ipv6_addr(text: S.Expr) -> S.Expr:
     return T("toIPv6OrNull(splitByChar('/', {0})[1])", text)
 
 
-def _ipv6_bits(text: S.Expr) -> S.Expr:
+def _ipv6_bits(text: S.Expr, *, dotted_is_ipv4: bool = False) -> S.Expr:
+    # A prefix on an IPv4 address counts from bit 96. parse_ipv6_mask also reads an IPv6
+    # address written with a dotted tail (`::1.2.3.4/24`) that way; the comparisons do not.
+    ipv4 = (
+        "position(splitByChar('/', {0})[1], '.') > 0"
+        if dotted_is_ipv4
+        else "isIPv4String(splitByChar('/', {0})[1])"
+    )
     return T(
         "if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]) "
-        "+ if(position(splitByChar('/', {0})[1], '.') > 0, 96, 0), 128)",
+        "+ if(" + ipv4 + ", 96, 0), 128)",
         text,
     )
 
@@ -1606,7 +1615,7 @@ reg(
                 to_string(a[0]),
                 T(
                     "least({0}, toInt64({1}))",
-                    _ipv6_bits(to_string(a[0])),
+                    _ipv6_bits(to_string(a[0]), dotted_is_ipv4=True),
                     cast_to(a[1], "long").sql,
                 ),
             )

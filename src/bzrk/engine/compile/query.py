@@ -1348,6 +1348,13 @@ def src_print(qc: QueryCompiler, op: K.Print) -> Relation:
     columns, out = [], []
     used: set[str] = set()
     for i, item in enumerate(op.items):
+        multi = _multi_column(ExprCompiler(scope), item)
+        if multi is not None:
+            for name, value in multi:
+                columns.append((value.sql, _unique(name, used)))
+                used.add(columns[-1][1])
+                out.append((columns[-1][1], value.type))
+            continue
         value = ExprCompiler(scope).compile(item.expr)
         name = item.names[0] if item.names else f"print_{i}"
         name = _unique(name, used)
@@ -1402,6 +1409,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
         s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
         count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
         value = Typed(T("({0} + number * {1})", s, st), "real")
+    # Bounds from toscalar() are Nullable; numbers() needs a plain count (null bounds: no rows).
+    count = T("assumeNotNull(ifNull({0}, toUInt64(0)))", count)
     query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
     return qc._new_cte(query, [(op.name, value.type)], ordered=True)
 
@@ -1795,9 +1804,12 @@ _OPERATORS[K.Sample] = op_sample
 def _multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, Typed]] | None:
     """`series_stats(x)`, `series_fit_line(y)`: one column per field of the function's result."""
     from bzrk.engine.compile.functions import FUNCTIONS
+    from bzrk.engine.compile.functions_arrays import SORTS, sorted_array_columns
     from bzrk.engine.compile.series import MULTI_COLUMN_FUNCTIONS
 
     expr = item.expr
+    if isinstance(expr, K.Call) and expr.name in SORTS and len(item.names) <= 1:
+        return sorted_array_columns(compiler, expr, _expr_name)
     if not isinstance(expr, K.Call) or expr.name not in MULTI_COLUMN_FUNCTIONS:
         return None
     builder_name, fields = MULTI_COLUMN_FUNCTIONS[expr.name]
