@@ -125,3 +125,27 @@ def test_sorting_several_arrays_gives_a_column_each(chdb_backend) -> None:  # ty
     extended = "print k = dynamic([2, 1]) | extend array_sort_asc(k, dynamic(['x', 'y']))"
     assert columns(chdb_backend, extended) == ["k", "k_sorted", "array2_sorted"]
     assert rows(chdb_backend, extended) == [[[2, 1], [1, 2], ["y", "x"]]]
+
+
+PUNYCODE_WORDS = ["bücher", "München", "他们为什么不说中文", "Pročprostěnemluvíčesky", "ü-ö", "abc"]
+
+
+def test_punycode_matches_python_codec_both_ways(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    encoded = [w.encode("punycode").decode() for w in PUNYCODE_WORDS]
+    words = ", ".join(f"'{w}'" for w in PUNYCODE_WORDS)
+    codes = ", ".join(f"'{e}'" for e in encoded)
+    got = rows(
+        chdb_backend,
+        f"print w = dynamic([{words}]), e = dynamic([{codes}]) | mv-expand w to typeof(string), "
+        "e to typeof(string) | project punycode_from_string(w), punycode_to_string(e)",
+    )
+    assert got == [[e, w] for w, e in zip(PUNYCODE_WORDS, encoded, strict=True)]
+
+
+def test_punycode_domains_and_invalid_text(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    assert rows(
+        chdb_backend,
+        "print punycode_domain_to_string('bücher.example。de'), "
+        "punycode_domain_from_string('xn--bcher-kva.example.de'), "
+        "punycode_to_string('a-b$c'), punycode_domain_from_string('xn--a-b$c.de')",
+    ) == [["xn--bcher-kva.example.de", "bücher.example.de", "", ""]]

@@ -1702,3 +1702,12 @@ def _register_codecs() -> None:
 
 
 _register_codecs()
+
+
+def _register_punycode() -> None:
+    from bzrk.engine.compile.functions_punycode import PUNYCODE_FUNCTIONS
+
+    FUNCTIONS.update(PUNYCODE_FUNCTIONS)
+
+
+_register_punycode()
