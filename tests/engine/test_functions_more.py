@@ -52,6 +52,11 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # parse_csv: the first record only; quotes hold separators and doubled quotes
+    (
+        "print parse_csv('a,,\"b\"\"c, d\",'), parse_csv(''), parse_csv('x\\ny,z')",
+        [[["a", "", 'b"c, d', ""], [""], ["x"]]],
+    ),
     (
         "print tostring(base64_decode_toguid(base64_encode_fromguid("
         "guid(6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11))))",

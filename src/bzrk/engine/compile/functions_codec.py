@@ -1,4 +1,4 @@
-"""zlib/gzip base64 codecs and parse_version, written as ClickHouse expressions.
+"""zlib/gzip base64 codecs, parse_version and parse_csv, written as ClickHouse expressions.
 
 ClickHouse has no compression functions in SQL, but DEFLATE allows *stored* (uncompressed)
 blocks, and that is what Kusto's compressors emit: a zlib or gzip frame around stored blocks
@@ -208,7 +208,32 @@ def parse_version(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     )
 
 
+def parse_csv(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """The fields of the first CSV record: quoted fields may hold commas, newlines and ``""``."""
+    groups = T(
+        'extractAllGroupsVertical({0}, \'("(?:[^"]|"")*"|[^,\\r\\n"]*)(,|\\r?\\n|$)\')',
+        T("ifNull({0}, '')", to_string(args[0])),
+    )
+    unquote = (
+        "if(startsWith(__f[1], '\"'), replaceAll(substring(__f[1], 2, length(__f[1]) - 2), "
+        "'\"\"', '\"'), __f[1])"
+    )
+    # A record ends at the first separator that is not a comma; a trailing comma (or no match
+    # at all) leaves one more, empty, field.
+    return Typed(
+        T(
+            "toJSONString(arrayMap(__g -> if(arrayFirstIndex(__f -> __f[2] != ',', __g) = 0, "
+            "arrayPushBack(arrayMap(__f -> " + unquote + ", __g), ''), "
+            "arrayMap(__f -> " + unquote + ", arraySlice(__g, 1, "
+            "arrayFirstIndex(__f -> __f[2] != ',', __g)))), [{0}])[1])",
+            groups,
+        ),
+        "dynamic",
+    )
+
+
 CODEC_FUNCTIONS = {
+    "parse_csv": parse_csv,
     "zlib_compress_to_base64_string": zlib_compress,
     "zlib_decompress_from_base64_string": zlib_decompress,
     "gzip_compress_to_base64_string": gzip_compress,
