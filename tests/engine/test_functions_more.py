@@ -154,3 +154,18 @@ def test_punycode_domains_and_invalid_text(chdb_backend) -> None:  # type: ignor
         "punycode_domain_from_string('xn--bcher-kva.example.de'), "
         "punycode_to_string('a-b$c'), punycode_domain_from_string('xn--a-b$c.de')",
     ) == [["xn--bcher-kva.example.de", "bücher.example.de", "", ""]]
+
+
+def test_beta_distribution_values(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    [[cdf1, cdf2, cdf3, pdf, inv, back, bad]] = rows(
+        chdb_backend,
+        "print beta_cdf(0.5, 2, 3), beta_cdf(0.3, 1, 1), beta_cdf(0.5, 3, 1), beta_pdf(0.5, 2, 2), "
+        "beta_inv(0.6875, 2, 3), beta_cdf(beta_inv(0.2, 10, 20), 10, 20), beta_inv(2, 1, 1)",
+    )
+    assert cdf1 == pytest.approx(11 / 16, rel=1e-9)
+    assert cdf2 == pytest.approx(0.3, rel=1e-9)
+    assert cdf3 == pytest.approx(0.125, rel=1e-9)
+    assert pdf == pytest.approx(1.5, rel=1e-9)
+    assert inv == pytest.approx(0.5, rel=1e-9)
+    assert back == pytest.approx(0.2, rel=1e-9)
+    assert bad is None

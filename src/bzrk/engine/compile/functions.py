@@ -1711,3 +1711,12 @@ def _register_punycode() -> None:
 
 
 _register_punycode()
+
+
+def _register_stats() -> None:
+    from bzrk.engine.compile.functions_stats import STATS_FUNCTIONS
+
+    FUNCTIONS.update(STATS_FUNCTIONS)
+
+
+_register_stats()
