@@ -52,6 +52,18 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # indexof_regex: non-overlapping occurrences inside [start, start + length); bad start: null
+    (
+        "print indexof_regex('xaxbxa', 'x.', 1, -1, 2), indexof_regex('aXaXa', 'a.a', 0, -1, 2), "
+        "indexof_regex('abcab', 'ab', 0, 4, 2), indexof_regex('ab', 'b', -2)",
+        [[4, -1, -1, None]],
+    ),
+    # extract_all with chosen capture groups (0 is the whole match)
+    (
+        "print extract_all('(\\\\w)=(\\\\d)', dynamic([2, 0]), 'a=1 b=2'), "
+        "extract_all('(\\\\w)=(\\\\d)', dynamic([1]), 'a=1 b=2')",
+        [[[["1", "a=1"], ["2", "b=2"]], ["a", "b"]]],
+    ),
     # parse_csv: the first record only; quotes hold separators and doubled quotes
     (
         "print parse_csv('a,,\"b\"\"c, d\",'), parse_csv(''), parse_csv('x\\ny,z')",
@@ -169,3 +181,11 @@ def test_beta_distribution_values(chdb_backend) -> None:  # type: ignore[no-unty
     assert inv == pytest.approx(0.5, rel=1e-9)
     assert back == pytest.approx(0.2, rel=1e-9)
     assert bad is None
+
+
+def test_welch_test_matches_the_textbook_example(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Wikipedia's Welch's t-test example 1: p = 0.021378.
+    [[p]] = rows(
+        chdb_backend, "print welch_test(20.82, 7.867428571, 15, 22.98666667, 3.812666667, 15)"
+    )
+    assert p == pytest.approx(0.021378001, rel=1e-6)

@@ -215,6 +215,13 @@ reg("extract", _extract)
 
 def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, s = to_string(args[0]), to_string(args[-1])
+    chosen = _constant_group_numbers(args[1]) if len(args) == 3 else None
+    if chosen is not None:
+        # Chosen capture groups (0: the whole match) of every match; one group gives strings.
+        whole = T("extractAllGroupsVertical({1}, concat('(', {0}, ')'))", regex, s)
+        picks = ", ".join(f"__m[{g + 1}]" for g in chosen)
+        shape = f"__m[{chosen[0] + 1}]" if len(chosen) == 1 else f"[{picks}]"
+        return Typed(T("toJSONString(arrayMap(__m -> " + shape + ", {0}))", whole), "dynamic")
     groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
     # No group: all whole matches; one group: its values; several: one array per match.
     return Typed(
@@ -227,6 +234,22 @@ def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typ
         ),
         "dynamic",
     )
+
+
+def _constant_group_numbers(value: Typed) -> list[int] | None:
+    import json
+
+    if value.type != "dynamic" or not isinstance(value.sql, S.Lit):
+        return None
+    try:
+        groups = json.loads(str(value.sql.value))
+    except ValueError:
+        return None
+    if not isinstance(groups, list) or not groups:
+        return None
+    if not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in groups):
+        return None
+    return groups
 
 
 reg("extract_all", _extract_all_simple)
@@ -1501,17 +1524,44 @@ reg(
         "real",
     ),
 )
-reg(
-    "indexof_regex",
-    lambda c, a, n: Typed(
+
+
+def _indexof_regex(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Matches do not overlap and must lie inside [start, start + length); a negative start or
+    # occurrence, or a length below -1, is invalid (null). regexpInstr counts bytes.
+    s, pattern = to_string(args[0]), to_string(args[1])
+    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
+    haystack = T(
+        "if({1} = -1, {0}, substringUTF8({0}, 1, toUInt64(greatest({2} + {1}, 0))))",
+        s,
+        length,
+        start,
+    )
+    found = T(
+        "regexpInstr({0}, {1}, toUInt64(length(substringUTF8({0}, 1, toUInt64({2}))) + 1), "
+        "toUInt64(greatest({3}, 1)))",
+        haystack,
+        pattern,
+        start,
+        occurrence,
+    )
+    return Typed(
         T(
-            "if(match({0}, {1}), toInt64(positionUTF8({0}, regexpExtract({0}, {1}, 0))) - 1, toInt64(-1))",
-            to_string(a[0]),
-            to_string(a[1]),
+            "if({1} < 0 OR {2} < -1 OR {3} < 1, NULL, if({0} = 0, toInt64(-1), "
+            "toInt64(lengthUTF8(substring({4}, 1, {0} - 1)))))",
+            found,
+            start,
+            length,
+            occurrence,
+            s,
         ),
         "long",
-    ),
-)
+    )
+
+
+reg("indexof_regex", _indexof_regex)
 
 
 # --- IPv6 (IPv4 addresses are compared as ::ffff:a.b.c.d, their prefixes shifted by 96) ---------

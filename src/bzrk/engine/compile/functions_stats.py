@@ -131,7 +131,30 @@ def beta_inv(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     )
 
 
+def welch_test(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """Two-sided p-value of Welch's t-test from two samples' mean, variance and count."""
+    m1, v1, n1, m2, v2, n2 = (cast_to(v, "real").sql for v in args[:6])
+    # Student's t tail: P(|T| > t) = I_{df / (df + t²)}(df / 2, 1 / 2).
+    p_value = _incomplete_beta("(__w.2 / (__w.2 + __w.1 * __w.1))", "(__w.2 / 2)", "0.5")
+    return Typed(
+        T(
+            "arrayMap(__w -> " + p_value + ", [tuple("
+            "toFloat64(ifNull(({0} - {3}) / sqrt({1} / {2} + {4} / {5}), nan)), "
+            "toFloat64(ifNull(pow({1} / {2} + {4} / {5}, 2) / (pow({1} / {2}, 2) / ({2} - 1) "
+            "+ pow({4} / {5}, 2) / ({5} - 1)), nan)))])[1]",
+            m1,
+            v1,
+            n1,
+            m2,
+            v2,
+            n2,
+        ),
+        "real",
+    )
+
+
 STATS_FUNCTIONS = {
+    "welch_test": welch_test,
     "beta_cdf": beta_cdf,
     "beta_pdf": beta_pdf,
     "beta_inv": beta_inv,
