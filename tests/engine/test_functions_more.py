@@ -189,3 +189,13 @@ def test_welch_test_matches_the_textbook_example(chdb_backend) -> None:  # type:
         chdb_backend, "print welch_test(20.82, 7.867428571, 15, 22.98666667, 3.812666667, 15)"
     )
     assert p == pytest.approx(0.021378001, rel=1e-6)
+
+
+def test_weighted_percentiles(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = "datatable(v: long, w: long)[1, 1, 5, 8, 9, 1]"
+    kql = f"{data} | summarize percentilesw(v, w, 10, 50, 95)"
+    assert columns(chdb_backend, kql) == ["percentile_v_10", "percentile_v_50", "percentile_v_95"]
+    assert rows(chdb_backend, kql) == [[1, 5, 9]]
+    assert rows(
+        chdb_backend, f"{data} | summarize p = percentilesw_array(v, w, dynamic([5, 99]))"
+    ) == [[[1, 9]]]

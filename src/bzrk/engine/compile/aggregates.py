@@ -330,7 +330,9 @@ agg("binary_all_and", _logical("groupBitAnd"))
 agg("binary_all_or", _logical("groupBitOr"))
 agg("binary_all_xor", _logical("groupBitXor"))
 
-MULTI_COLUMN = frozenset({"arg_max", "arg_min", "percentiles", "take_any"})
+MULTI_COLUMN = frozenset(
+    {"arg_max", "arg_min", "percentiles", "percentilesw", "percentilesw_array", "take_any"}
+)
 
 
 def default_name(call: K.Call) -> str:

@@ -813,7 +813,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         if isinstance(expr, K.Call) and expr.name in ("arg_max", "arg_min"):
             _arg_extreme(qc, expr, item, row_scope, relation, columns, out, used)
             continue
-        if isinstance(expr, K.Call) and expr.name in ("percentiles", "percentiles_array"):
+        if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
             _percentiles(qc, expr, item, row_scope, columns, out, used)
             continue
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
@@ -924,17 +924,22 @@ def _percentiles(
 ) -> None:
     value = ExprCompiler(scope).compile(call.args[0])
     column = _expr_name(call.args[0]) or ""
-    points = [a for a in call.args[1:]]
-    if call.name == "percentiles_array":
-        sqls = []
-        for p in points:
-            sqls.append(
-                T(
-                    "toJSONString(quantileExactLow({0})({1}))",
-                    S.Lit(float(_const(p)) / 100.0),
-                    value.sql,
-                )
-            )
+    weighted = call.name.startswith("percentilesw")
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:])
+
+    def quantile(pct: Any) -> S.Expr:
+        if not weighted:
+            return S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)])
+        weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
+        # A row's weight counts it that many times (null or negative weights: not at all).
+        return S.Func(
+            "quantileExactWeighted",
+            [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
+            params=[S.Lit(float(pct) / 100.0)],
+        )
+
+    if call.name.endswith("_array"):
+        sqls = [T("toJSONString({0})", quantile(p)) for p in points]
         name = item.names[0] if item.names else f"percentiles_{column}"
         name = _unique(name, used)
         used.add(name)
@@ -943,8 +948,7 @@ def _percentiles(
         )
         out.append((name, "dynamic"))
         return
-    for i, p in enumerate(points):
-        pct = _const(p)
+    for i, pct in enumerate(points):
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
@@ -954,9 +958,7 @@ def _percentiles(
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
-        columns.append(
-            (S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)]), name)
-        )
+        columns.append((quantile(pct), name))
         out.append(
             (
                 name,
@@ -965,6 +967,16 @@ def _percentiles(
                 else "real",
             )
         )
+
+
+_PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
+
+
+def _percentile_points(nodes: list[K.Expr]) -> list[Any]:
+    """Constant percentages, given one by one or as one dynamic array."""
+    if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
+        return list(nodes[0].value)
+    return [_const(p) for p in nodes]
 
 
 def _const(node: K.Expr) -> Any:
