@@ -199,3 +199,25 @@ def test_weighted_percentiles(chdb_backend) -> None:  # type: ignore[no-untyped-
     assert rows(
         chdb_backend, f"{data} | summarize p = percentilesw_array(v, w, dynamic([5, 99]))"
     ) == [[[1, 9]]]
+
+
+def test_time_zone_conversions_take_a_zone_per_row(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    zones = ["US/Pacific", "Europe/Paris", "Asia/Kolkata"]
+    got = rows(
+        chdb_backend,
+        "datatable(tz: string)['US/Pacific', 'Europe/Paris', 'Asia/Kolkata'] "
+        "| extend u = datetime_local_to_utc(datetime(2020-07-02 20:02:20.5), tz) "
+        "| extend back = datetime_utc_to_local(u, tz) | project tz, u, back",
+    )
+    local = datetime(2020, 7, 2, 20, 2, 20, 500000)
+    for (tz, u, back), zone in zip(got, zones, strict=True):
+        want = local.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+        assert u == int((want - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 10_000_000), tz
+        assert back == int((local - datetime(1970, 1, 1)).total_seconds() * 10_000_000), tz
+    # A constant zone: a wall-clock time inside the spring-forward gap reads before the gap.
+    assert rows(
+        chdb_backend, "print datetime_local_to_utc(datetime(2022-03-27 02:30), 'Europe/Brussels')"
+    ) == [[int(datetime(2022, 3, 27, 0, 30, tzinfo=UTC).timestamp()) * 10_000_000]]

@@ -597,28 +597,6 @@ reg("make_timespan", lambda c, a, n: c.make_timespan(a))
 reg("make_datetime", lambda c, a, n: c.make_datetime(a))
 reg("format_datetime", lambda c, a, n: c.format_datetime(a[0], a[1]))
 reg("format_timespan", lambda c, a, n: c.format_timespan(a[0], a[1]))
-reg(
-    "datetime_utc_to_local",
-    lambda c, a, n: Typed(
-        T(
-            "toDateTime64(toTimeZone({0}, {1}), 7, 'UTC') + toIntervalSecond(timeZoneOffset(toTimeZone({0}, {1})))",
-            a[0].sql,
-            to_string(a[1]),
-        ),
-        "datetime",
-    ),
-)
-reg(
-    "datetime_local_to_utc",
-    lambda c, a, n: Typed(
-        T(
-            "{0} - toIntervalSecond(timeZoneOffset(toDateTime64(toString({0}), 7, {1})))",
-            a[0].sql,
-            to_string(a[1]),
-        ),
-        "datetime",
-    ),
-)
 reg("totimespan", _to("timespan"))
 
 # --- dynamic ---------------------------------------------------------------------------------
@@ -1770,3 +1748,12 @@ def _register_stats() -> None:
 
 
 _register_stats()
+
+
+def _register_time() -> None:
+    from bzrk.engine.compile.functions_time import TIME_FUNCTIONS
+
+    FUNCTIONS.update(TIME_FUNCTIONS)
+
+
+_register_time()
