@@ -221,3 +221,32 @@ def test_time_zone_conversions_take_a_zone_per_row(chdb_backend) -> None:  # typ
     assert rows(
         chdb_backend, "print datetime_local_to_utc(datetime(2022-03-27 02:30), 'Europe/Brussels')"
     ) == [[int(datetime(2022, 3, 27, 0, 30, tzinfo=UTC).timestamp()) * 10_000_000]]
+
+
+def test_ipv4_range_to_cidr_list(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    import ipaddress
+
+    start, end = "10.0.0.3", "10.0.1.17"
+    want = [
+        str(n)
+        for n in ipaddress.summarize_address_range(
+            ipaddress.IPv4Address(start), ipaddress.IPv4Address(end)
+        )
+    ]
+    assert rows(
+        chdb_backend,
+        f"print ipv4_range_to_cidr_list('{start}', '{end}'), "
+        "ipv4_range_to_cidr_list('1.2.3.4', '1.2.3.4'), isnull(ipv4_range_to_cidr_list('x', '1.1.1.1'))",
+    ) == [[want, ["1.2.3.4/32"], True]]
+
+
+def test_assert_passes_or_fails_the_query(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.compile.errors import CompileError
+    from bzrk.engine.errors import EngineError
+
+    ok = "let f = (n: long) { assert(n > 0, 'n must be positive') }; range x from 1 to 3 step 1"
+    assert rows(chdb_backend, f"{ok} | where f(x) | count") == [[3]]
+    with pytest.raises(EngineError, match="n must be positive"):
+        rows(chdb_backend, f"{ok} | where f(x - 2)")
+    with pytest.raises(CompileError, match="never"):
+        rows(chdb_backend, "print 1 | where 1 == 0 | where assert(false, 'never')")

@@ -1757,3 +1757,12 @@ def _register_time() -> None:
 
 
 _register_time()
+
+
+def _register_misc() -> None:
+    from bzrk.engine.compile.functions_misc import MISC_FUNCTIONS
+
+    FUNCTIONS.update(MISC_FUNCTIONS)
+
+
+_register_misc()
