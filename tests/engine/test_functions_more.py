@@ -52,6 +52,12 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # JSONPath keys: nested bags are created on set and edited in place on removal
+    (
+        "print b = dynamic({'a': {'x': 1, 'y': 2}, 'c': 3}) "
+        "| project s = bag_set_key(b, '$.a.z.w', 'v'), r = bag_remove_keys(b, dynamic(['$.a.x', 'c', 5]))",
+        [[{"a": {"x": 1, "y": 2, "z": {"w": "v"}}, "c": 3}, {"a": {"y": 2}}]],
+    ),
     # indexof_regex: non-overlapping occurrences inside [start, start + length); bad start: null
     (
         "print indexof_regex('xaxbxa', 'x.', 1, -1, 2), indexof_regex('aXaXa', 'a.a', 0, -1, 2), "

@@ -786,9 +786,10 @@ reg(
     ),
 )
 reg("bag_merge", lambda c, a, n: c.bag_merge(a))
-reg(
-    "bag_remove_keys",
-    lambda c, a, n: Typed(
+
+
+def _bag_remove_listed_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
         T(
             "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
             + _DYN_TEXT_K
@@ -797,8 +798,17 @@ reg(
             a[1].sql,
         ),
         "dynamic",
-    ),
-)
+    )
+
+
+def _bag_remove_keys(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_bags import bag_remove_keys
+
+    constant = bag_remove_keys(c, args, node)
+    return constant if constant is not None else _bag_remove_listed_keys(c, args, node)
+
+
+reg("bag_remove_keys", _bag_remove_keys)
 reg("gettype", lambda c, a, n: c.gettype(a[0]))
 reg("array_iff array_iif", lambda c, a, n: c.array_iff(a))
 reg(
@@ -1381,6 +1391,11 @@ reg(
 
 
 def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_bags import bag_set_key
+
+    at_path = bag_set_key(c, args, node)
+    if at_path is not None:
+        return at_path
     bag, key, value = args[0], args[1], args[2]
     path = _json_path(key)
     if len(path) != 1:
