@@ -52,6 +52,12 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # dynamic_to_json: bag keys in ordinal order at every level
+    (
+        "print dynamic_to_json(dynamic({'b': [{'d': 1, 'c': 2}], 'a': null, 'B': {}})), "
+        "dynamic_to_json(dynamic(5))",
+        [['{"B":{},"a":null,"b":[{"c":2,"d":1}]}', "5"]],
+    ),
     # JSONPath keys: nested bags are created on set and edited in place on removal
     (
         "print b = dynamic({'a': {'x': 1, 'y': 2}, 'c': 3}) "

@@ -1781,3 +1781,12 @@ def _register_misc() -> None:
 
 
 _register_misc()
+
+
+def _register_bags() -> None:
+    from bzrk.engine.compile.functions_bags import dynamic_to_json
+
+    FUNCTIONS["dynamic_to_json"] = dynamic_to_json
+
+
+_register_bags()

@@ -104,3 +104,36 @@ def bag_remove_keys(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed |
         T("if(JSONType({0}) = 'Object', {1}, NULL)", T("ifNull({0}, '')", to_json(args[0])), bag),
         "dynamic",
     )
+
+
+_CANONICAL_DEPTH = 5
+
+
+def _canonical(json_text: str, depth: int) -> str:
+    """SQL for ``json_text`` (an SQL expression) with bag keys sorted, ``depth`` levels deep."""
+    if depth == 0:
+        return json_text
+    var = f"__j{depth}"
+    inner = _canonical(f"{var}.2", depth - 1)
+    element = _canonical(var, depth - 1)
+    return (
+        f"multiIf(JSONType({json_text}) = 'Object', concat('{{{{', arrayStringConcat(arrayMap({var} -> "
+        f"concat(toJSONString({var}.1), ':', {inner}), arraySort({var} -> {var}.1, "
+        f"JSONExtractKeysAndValuesRaw({json_text}))), ','), '}}}}'), JSONType({json_text}) = 'Array', "
+        f"concat('[', arrayStringConcat(arrayMap({var} -> {element}, JSONExtractArrayRaw({json_text})), "
+        f"','), ']'), {json_text})"
+    )
+
+
+def dynamic_to_json(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """Canonical JSON text: bag keys in ordinal order at every level (up to 5 deep)."""
+    return Typed(
+        T(
+            "arrayMap(__root -> if(__root = '', 'null', "
+            + _canonical("__root", _CANONICAL_DEPTH)
+            + "), "
+            "[ifNull({0}, '')])[1]",
+            to_json(args[0]),
+        ),
+        "string",
+    )
