@@ -262,3 +262,14 @@ def test_assert_passes_or_fails_the_query(chdb_backend) -> None:  # type: ignore
         rows(chdb_backend, f"{ok} | where f(x - 2)")
     with pytest.raises(CompileError, match="never"):
         rows(chdb_backend, "print 1 | where 1 == 0 | where assert(false, 'never')")
+
+
+def test_row_ranks_restart_where_the_condition_holds(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(g: string, v: long)['a', 1, 'a', 1, 'a', 3, 'b', 3, 'b', 7, 'b', 7] "
+        "| sort by g asc, v asc "
+        "| extend d = row_rank_dense(v, g != prev(g)), m = row_rank_min(v, g != prev(g)), "
+        "all = row_rank_dense(v) | project d, m, all",
+    )
+    assert got == [[1, 1, 1], [1, 1, 1], [2, 3, 2], [1, 1, 2], [2, 2, 3], [2, 2, 3]]

@@ -383,16 +383,20 @@ class QueryCompiler:
                 value.type,
             )
         group = self.window_groups.get(id(node))
-        if name == "row_rank_dense":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
-            return Typed(T("toInt64(" + S.quote_identifier(group) + " + 1)"), "long")
-        if name == "row_rank_min":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
+        if name in ("row_rank_dense", "row_rank_min") and group is None:
+            raise unsupported(node, f"'{name}' is not supported here")
+        if name in ("row_rank_dense", "row_rank_min") and group is not None:
             grp = S.quote_identifier(group)
+            # With a restart condition ranks count inside its segments (see _window_groups).
+            segment = f"(PARTITION BY {S.quote_identifier(group + 'r')})" if len(args) > 1 else "()"
+            if name == "row_rank_dense":
+                return Typed(T(f"toInt64({grp} - min({grp}) OVER {segment} + 1)"), "long")
             return Typed(
-                T("toInt64(min(`__rn`) OVER (PARTITION BY " + grp + ") - min(`__rn`) OVER () + 1)"),
+                T(
+                    "toInt64(min(`__rn`) OVER (PARTITION BY "
+                    + grp
+                    + f") - min(`__rn`) OVER {segment} + 1)"
+                ),
                 "long",
             )
         partition = f"PARTITION BY {S.quote_identifier(group)} " if group else ""
@@ -571,7 +575,12 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
         else:
             value = compiler.compile(call.args[0])
             previous = qc._row_window("prev", [value], call)
-            cond = T("({0} != {1})", value.sql, previous.sql)
+            cond = T("ifNull({0} != {1}, false)", value.sql, previous.sql)
+            if len(call.args) > 1:
+                # A rank restarts where its condition holds: `__grp{k}r` numbers those segments.
+                restart = T("ifNull({0}, false)", compiler.as_bool(compiler.compile(call.args[1])))
+                conditions.append((T("toInt64({0})", restart), f"__rc{k}r"))
+                cond = T("({0} OR {1})", cond, restart)
         conditions.append((T("toInt64(ifNull({0}, false))", cond), f"__rc{k}"))
         qc.window_groups[id(call)] = f"__grp{k}"
     base = [(S.Col(n), n) for n, _ in relation.columns]
