@@ -52,6 +52,12 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # null == non-null is false and != is true; null == null stays null
+    (
+        "datatable(v: long)[5, long(null)] | extend e = v == long(null), n = v != 5 "
+        "| summarize make_list(strcat(v, ':', e, ':', n))",
+        [[["5:false:false", "::true"]]],
+    ),
     # dynamic_to_json: bag keys in ordinal order at every level
     (
         "print dynamic_to_json(dynamic({'b': [{'d': 1, 'c': 2}], 'a': null, 'B': {}})), "
