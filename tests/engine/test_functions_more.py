@@ -279,3 +279,14 @@ def test_row_ranks_restart_where_the_condition_holds(chdb_backend) -> None:  # t
         "all = row_rank_dense(v) | project d, m, all",
     )
     assert got == [[1, 1, 1], [1, 1, 1], [2, 3, 2], [1, 1, 2], [2, 2, 3], [2, 2, 3]]
+
+
+def test_parse_relaxed_keeps_going_past_a_bad_value(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(t: string)['a=x1, b=7, c=2016-02-17 08:40:01\\n)', 'a=5, b=oops, c=bad)'] "
+        "| parse kind=relaxed t with 'a=' a: long ', b=' b: long * 'c=' c: datetime ')' "
+        "| project a, b, c, d = todatetime('  2016-02-17\\n')",
+    )
+    day = 14556672000000000  # 2016-02-17
+    assert got == [[None, 7, day + 312_010_000_000, day], [5, None, None, day]]

@@ -307,8 +307,13 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":
+                # Surrounding whitespace (newlines too) does not stop a datetime parse.
                 return Typed(
-                    T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime"
+                    T(
+                        "parseDateTime64BestEffortUSOrNull(trimBoth({0}, ' \t\r\n'), 7, 'UTC')",
+                        text,
+                    ),
+                    "datetime",
                 )
             if kql_type == "timespan":
                 return c.parse_timespan(text)
