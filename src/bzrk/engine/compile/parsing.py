@@ -67,7 +67,11 @@ def pattern_regex(
         if part.column is not None:
             kql_type = normalize_kql_type(part.column.type or "string")
             columns.append((part.column.name, kql_type))
-            if kql_type in _TYPED_GROUPS:
+            if kql_type in _TYPED_GROUPS and kind == "relaxed":
+                # Relaxed mode prefers a value of the type but takes any text up to the next
+                # literal; what does not convert becomes null.
+                regex.append(_TYPED_GROUPS[kql_type][:-1] + "|.*?)")
+            elif kql_type in _TYPED_GROUPS:
                 regex.append(_TYPED_GROUPS[kql_type])
             else:
                 # Regex mode is greedy unless flags say U; simple mode stops at the next literal.
