@@ -35,3 +35,20 @@ def test_invoke_binds_the_input_with_optional_parameters(chdb_backend) -> None: 
     { T | extend r = column_ifexists(col, 0) * factor, s = suffix };
     datatable(a:long) [1, 2] | invoke f('a', 10)"""
     assert rows(chdb_backend, kql) == [[1, 10, ""], [2, 20, ""]]
+
+
+def test_fork_branches_take_their_as_names() -> None:
+    from bzrk.engine.compile.query import QueryCompiler
+    from bzrk.kql.parser import parse
+
+    def names(kql: str) -> list[str]:
+        return [t.name for t in QueryCompiler().compile(parse(kql)).tables]
+
+    assert names("range x from 1 to 5 step 1 | fork (count | as Totals) (take 2 | as Two)") == [
+        "Totals",
+        "Two",
+    ]
+    assert names("range x from 1 to 5 step 1 | fork A = (count) (take 2)") == [
+        "A",
+        "GenericResult1",
+    ]

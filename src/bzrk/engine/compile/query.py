@@ -1492,6 +1492,8 @@ def op_fork(qc: QueryCompiler, op: K.Fork, relation: Relation) -> Relation:
     first: Relation | None = None
     for i, (branch, name) in enumerate(zip(op.branches, op.names, strict=True)):
         result = qc.tabular(branch, relation)
+        # A branch is named by `name = (...)`, else by an `as` inside it, else GenericResult<i>.
+        name = name or qc._result_names.get(result.name)
         if first is None:
             first = result
             qc._result_names = {**qc._result_names, result.name: name or "GenericResult"}
