@@ -72,3 +72,15 @@ def test_multipolygon_area_counts_overlaps_once(chdb_backend) -> None:  # type: 
         f"print geo_polygon_area(dynamic({multi})) / geo_polygon_area(dynamic({SQUARE}))",
     )
     assert got[0][0] == pytest.approx(1.75, rel=1e-3)
+
+
+def test_intersection_keeps_touching_vertices_as_points(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    tri = '{"type":"Polygon","coordinates":[[[2,45],[0,45],[1,44],[2,45]]]}'
+    touching = '{"type":"Polygon","coordinates":[[[3,44],[2,45],[2,43],[3,44]]]}'
+    got = rows(
+        chdb_backend,
+        f"print geo_intersection_2polygons(dynamic({tri}), dynamic({touching})),"
+        f" geo_intersection_2polygons(dynamic({tri}), dynamic({SQUARE}))",
+    )
+    assert got[0][0] == {"type": "Point", "coordinates": [2, 45]}
+    assert got[0][1] == {"type": "GeometryCollection", "geometries": []}
