@@ -84,3 +84,21 @@ def test_intersection_keeps_touching_vertices_as_points(chdb_backend) -> None:  
     )
     assert got[0][0] == {"type": "Point", "coordinates": [2, 45]}
     assert got[0][1] == {"type": "GeometryCollection", "geometries": []}
+
+
+def test_geo_from_wkt_geometry_collection(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(w:string)['GEOMETRYCOLLECTION (POINT (1 1),LINESTRING (2 2, 3 3),"
+        "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 0))))', 'POINT (1 2)']"
+        " | project geo_from_wkt(w)",
+    )
+    assert got[0][0] == {
+        "type": "GeometryCollection",
+        "geometries": [
+            {"type": "Point", "coordinates": [1, 1]},
+            {"type": "LineString", "coordinates": [[2, 2], [3, 3]]},
+            {"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [1, 1], [0, 0]]]]},
+        ],
+    }
+    assert got[1][0] == {"type": "Point", "coordinates": [1, 2]}

@@ -504,8 +504,35 @@ def geo_polygon_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+# One member of a GEOMETRYCOLLECTION: a keyword and up to three levels of parentheses.
+_WKT_MEMBER = (
+    "(?i)(?:MULTIPOLYGON|MULTILINESTRING|MULTIPOINT|POLYGON|LINESTRING|POINT)\\s*"
+    "\\((?:[^()]|\\((?:[^()]|\\([^()]*\\))*\\))*\\)"
+)
+
+
 def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     text = to_string(a[0])
+    member = _wkt_geometry(T("__gw"))
+    collection = T(
+        'concat(\'{{"type":"GeometryCollection","geometries":[\', arrayStringConcat(arrayMap(__gw -> '
+        "{1}, extractAll({0}, " + S.quote_string(_WKT_MEMBER) + ")), ','), ']}}')",
+        text,
+        member,
+    )
+    single = _wkt_geometry(text)
+    return Typed(
+        T(
+            "if(match(upper({0}), '^\\s*GEOMETRYCOLLECTION\\s*\\('), {1}, {2})",
+            text,
+            collection,
+            single,
+        ),
+        "dynamic",
+    )
+
+
+def _wkt_geometry(text: S.Expr) -> S.Expr:
     kinds = [
         ("MULTIPOLYGON", "MultiPolygon", "readWKTMultiPolygon"),
         ("MULTILINESTRING", "MultiLineString", "readWKTMultiLineString"),
@@ -529,7 +556,7 @@ def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
                 text,
             )
         )
-    return Typed(S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")]), "dynamic")
+    return S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")])
 
 
 GEO_FUNCTIONS.update(
