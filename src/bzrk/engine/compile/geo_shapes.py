@@ -166,10 +166,17 @@ def geo_union_polygons_array(c: ExprCompiler, a: list[Typed], n: K.Call) -> Type
     shapes = "JSONExtractArrayRaw(ifNull({0}, ''))"
     each = f"arrayMap(__gs -> {polygons_text('__gs')}, {shapes})"
     valid = f"(length({shapes}) > 0 AND arrayAll(__gs -> {valid_shape_text('__gs')}, {shapes}))"
-    union = _bind(
+    folded = _bind(
         "__gu",
         each,
-        "arrayFold((__ga, __gb) -> polygonsUnionSpherical(__ga, __gb), arraySlice(__gu, 2), __gu[1])",
+        "if(length(__gu) = 1, polygonsUnionSpherical(__gu[1], __gu[1]), "
+        "arrayFold((__ga, __gb) -> polygonsUnionSpherical(__ga, __gb), arraySlice(__gu, 2), __gu[1]))",
+    )
+    # Disjoint parts come out smallest first (fewest vertices), as from S2's union.
+    union = _bind(
+        "__gv",
+        folded,
+        "arraySort((__gq, __gi) -> (length(arrayFlatten(__gq)), __gi), __gv, arrayEnumerate(__gv))",
     )
     return Typed(
         T(f"if({valid}, {_geojson(union)}, NULL)", a[0].sql),
