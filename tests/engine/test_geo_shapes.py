@@ -102,3 +102,10 @@ def test_geo_from_wkt_geometry_collection(chdb_backend) -> None:  # type: ignore
         ],
     }
     assert got[1][0] == {"type": "Point", "coordinates": [1, 2]}
+
+
+def test_union_of_one_polygon_keeps_it_counter_clockwise(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(chdb_backend, f"print geo_union_polygons_array(pack_array(dynamic({SQUARE})))")
+    ring = got[0][0]["coordinates"][0]
+    assert len(ring) == 5
+    assert sum(a[0] * b[1] - b[0] * a[1] for a, b in itertools.pairwise(ring)) > 0
