@@ -221,9 +221,16 @@ def geo_polygon_to_s2cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     safe_level = "toUInt8(if(ifNull({1}, 0) BETWEEN 0 AND 30, ifNull({1}, 0), 0))"
     test = _polygon_test("{cell}", "{level}")
     body = _prepared_polygon(_covering(test, safe_level))
+    # A polygon whose area alone holds far more than the cell limit is refused before any
+    # splitting (an average cell of level L covers 4π / (6 · 4^L) steradians).
+    polys = polygons_text("{0}")
+    huge = (
+        f"arraySum(arrayMap(__cq -> abs(polygonAreaSpherical(__cq)), {polys})) "
+        f"* 6 * pow(4, {safe_level}) / (4 * pi()) > {4 * MAX_CELLS}"
+    )
     return Typed(
         T(
-            f"if({valid_shape_text('{0}')} AND {{1}} BETWEEN 0 AND 30, {body}, NULL)",
+            f"if({valid_shape_text('{0}')} AND {{1}} BETWEEN 0 AND 30 AND NOT {huge}, {body}, NULL)",
             a[0].sql,
             level,  # type: ignore[arg-type]
         ),
