@@ -128,8 +128,24 @@ def _limit(a: list[Typed], i: int) -> str:
 
 
 def _make_list(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    if a[0].type == "dynamic":
+        # Kusto appends an array value's elements, not the array (as make_set does).
+        items = T("groupArray(" + _limit(a, 1) + ")({0})", _elements(a[0]))
+        return Typed(
+            _json_list(T("arraySlice(arrayFlatten({0}), 1, " + _limit(a, 1) + ")", items)),
+            "dynamic",
+        )
     return Typed(
         _json_list(T("groupArray(" + _limit(a, 1) + ")({0})", _skip_null_json(a[0]))), "dynamic"
+    )
+
+
+def _elements(x: Typed) -> S.Expr:
+    """A dynamic value as the list of what make_list/make_set collect: an array's elements."""
+    return T(
+        "if(isNull({0}), emptyArrayString(), "
+        "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))",
+        _skip_null_json(x),
     )
 
 
@@ -149,11 +165,7 @@ def _make_list_with_nulls(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 def _set_items(x: Typed) -> S.Expr:
     # make_set of arrays collects their elements.
     if x.type == "dynamic":
-        return T(
-            "arrayFlatten(groupArray(if(isNull({0}), emptyArrayString(), "
-            "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))))",
-            _skip_null_json(x),
-        )
+        return T("arrayFlatten(groupArray({0}))", _elements(x))
     return T("groupArray({0})", _skip_null_json(x))
 
 
