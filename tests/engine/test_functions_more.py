@@ -290,3 +290,12 @@ def test_parse_relaxed_keeps_going_past_a_bad_value(chdb_backend) -> None:  # ty
     )
     day = 14556672000000000  # 2016-02-17
     assert got == [[None, 7, day + 312_010_000_000, day], [5, None, None, day]]
+
+
+def test_bin_auto_uses_the_query_options(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "set query_bin_auto_size=10; set query_bin_auto_at=5; "
+        "range x from 1 to 30 step 1 | summarize count() by bin_auto(x)"
+    )
+    assert columns(chdb_backend, kql) == ["x", "count_"]
+    assert sorted(rows(chdb_backend, kql)) == [[-5, 4], [5, 10], [15, 10], [25, 6]]

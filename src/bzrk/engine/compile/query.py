@@ -118,7 +118,11 @@ class QueryCompiler:
                 )
                 result.tables.extend(self._pending_forks)
                 self._pending_forks = []
-            elif isinstance(statement, K.SetOption | K.DeclareParameters):
+            elif isinstance(statement, K.SetOption):
+                # Options that expressions read (bin_auto's size and origin) stay visible.
+                if statement.value is not None:
+                    self.lets["$set:" + statement.name.lower()] = statement.value
+            elif isinstance(statement, K.DeclareParameters):
                 continue
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
@@ -855,6 +859,7 @@ def _by_name(node: K.Expr) -> str | None:
             "bin",
             "floor",
             "bin_at",
+            "bin_auto",
             "startofday",
             "startofweek",
             "startofmonth",
