@@ -299,3 +299,20 @@ def test_bin_auto_uses_the_query_options(chdb_backend) -> None:  # type: ignore[
     )
     assert columns(chdb_backend, kql) == ["x", "count_"]
     assert sorted(rows(chdb_backend, kql)) == [[-5, 4], [5, 10], [15, 10], [25, 6]]
+
+
+def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Sessions: at most 10 from the first value, at most 3 between neighbours, new per key.
+    got = rows(
+        chdb_backend,
+        "datatable(k: string, v: long)['a', 1, 'a', 3, 'a', 6, 'a', 12, 'a', 13, 'a', 20, 'b', 21] "
+        "| sort by k asc, v asc | extend s = row_window_session(v, 10, 3, k != prev(k)) "
+        "| project v, s",
+    )
+    assert got == [[1, 1], [3, 1], [6, 1], [12, 12], [13, 12], [20, 20], [21, 21]]
+    t0 = 17_128_296_000_000_001  # odd ticks must survive
+    assert rows(
+        chdb_backend,
+        "print t = datetime(2024-04-11 10:00:00.0000001) "
+        "| extend s = row_window_session(t, 1h, 5m)",
+    ) == [[t0, t0]]

@@ -1119,7 +1119,15 @@ def _register_specials() -> None:
 
 
 _WINDOW_FUNCTIONS = frozenset(
-    {"prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min"}
+    {
+        "prev",
+        "next",
+        "row_number",
+        "row_cumsum",
+        "row_rank_dense",
+        "row_rank_min",
+        "row_window_session",
+    }
 )
 
 

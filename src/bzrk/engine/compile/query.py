@@ -387,6 +387,10 @@ class QueryCompiler:
                 value.type,
             )
         group = self.window_groups.get(id(node))
+        if name == "row_window_session" and group is not None:
+            from bzrk.engine.compile.window_session import session_start
+
+            return session_start(args, group)
         if name in ("row_rank_dense", "row_rank_min") and group is None:
             raise unsupported(node, f"'{name}' is not supported here")
         if name in ("row_rank_dense", "row_rank_min") and group is not None:
@@ -543,7 +547,15 @@ def _projection(
     return result
 
 
-_WINDOW_NAMES = ("prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min")
+_WINDOW_NAMES = (
+    "prev",
+    "next",
+    "row_number",
+    "row_cumsum",
+    "row_rank_dense",
+    "row_rank_min",
+    "row_window_session",
+)
 
 
 def _uses_window(node: K.Node) -> bool:
@@ -564,7 +576,7 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
             restart = node.name in ("row_number", "row_cumsum") and len(node.args) > 1
             if restart and isinstance(node.args[1], K.Literal) and node.args[1].value is False:
                 restart = False
-            if restart or node.name in ("row_rank_dense", "row_rank_min"):
+            if restart or node.name in ("row_rank_dense", "row_rank_min", "row_window_session"):
                 calls.append(node)
     if not calls:
         return relation
@@ -576,6 +588,12 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
         compiler = ExprCompiler(scope)
         if call.name in ("row_number", "row_cumsum"):
             cond = compiler.as_bool(compiler.compile(call.args[1]))
+        elif call.name == "row_window_session":
+            from bzrk.engine.compile.window_session import group_start_condition
+
+            cond = group_start_condition(
+                compiler, call, lambda v, c=call: qc._row_window("prev", [v], c)
+            )
         else:
             value = compiler.compile(call.args[0])
             previous = qc._row_window("prev", [value], call)
