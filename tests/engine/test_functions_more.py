@@ -316,3 +316,13 @@ def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-unt
         "print t = datetime(2024-04-11 10:00:00.0000001) "
         "| extend s = row_window_session(t, 1h, 5m)",
     ) == [[t0, t0]]
+
+
+def test_toscalar_rejects_row_values_but_takes_constants(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.compile.errors import CompileError
+
+    data = "let t = datatable(k: long, v: long)[1, 10, 2, 20];"
+    per_row = f"{data} let f = (key: long) {{ toscalar(t | where k == key | project v) }};"
+    with pytest.raises(CompileError, match="row value 'key'"):
+        rows(chdb_backend, f"{per_row} range i from 1 to 2 step 1 | extend f(i)")
+    assert rows(chdb_backend, f"{per_row} print f(2)") == [[20]]

@@ -1061,10 +1061,37 @@ def _typed_default(c: ExprCompiler, node: K.Call) -> Typed:
     raise unsupported(node, f"'{node.name}' is not supported")
 
 
+def _reads_columns(expr: Any) -> bool:
+    """Whether an SQL tree reads a column of the current row (subqueries aside)."""
+    import dataclasses
+
+    if isinstance(expr, S.Col):
+        return True
+    if isinstance(expr, S.ScalarSubquery) or not dataclasses.is_dataclass(expr):
+        return False
+    for f in dataclasses.fields(expr):
+        value = getattr(expr, f.name)
+        items = value if isinstance(value, list | tuple) else [value]
+        if any(_reads_columns(v) for v in items):
+            return True
+    return False
+
+
 def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
     compile_tabular = c.scope.lets.get("$tabular")
     if compile_tabular is None or not node.args:
         raise unsupported(node, "toscalar needs a tabular argument")
+    # toscalar() is evaluated once per query: it cannot use a value of the current row (a
+    # function parameter bound to a column, say).
+    for ref in node.args[0].walk():
+        if isinstance(ref, K.NameRef):
+            bound = c.scope.lets.get(ref.name)
+            if isinstance(bound, Typed) and _reads_columns(bound.sql):
+                raise unsupported(
+                    ref,
+                    f"toscalar() cannot depend on the row value '{ref.name}'",
+                    code="InvalidArgument",
+                )
     if isinstance(node.args[0], K.Pipeline):
         relation = compile_tabular(node.args[0])
     else:
