@@ -326,3 +326,22 @@ def test_toscalar_rejects_row_values_but_takes_constants(chdb_backend) -> None: 
     with pytest.raises(CompileError, match="row value 'key'"):
         rows(chdb_backend, f"{per_row} range i from 1 to 2 step 1 | extend f(i)")
     assert rows(chdb_backend, f"{per_row} print f(2)") == [[20]]
+
+
+def test_parse_path_command_line_and_time_zones(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    [[path, args, zones]] = rows(
+        chdb_backend,
+        "print parse_path('https://D:/logs/app.2024.log:meta'), "
+        "parse_command_line('run  \"a b\" c\"d e\"', 'windows'), datetime_list_timezones()",
+    )
+    assert path == {
+        "Scheme": "https",
+        "RootPath": "D:/",
+        "DirectoryPath": "D:/logs",
+        "DirectoryName": "logs",
+        "Filename": "app.2024.log",
+        "Extension": "log",
+        "AlternateDataStreamName": "meta",
+    }
+    assert args == ["run", "a b", "cd e"]
+    assert "Europe/Paris" in zones and zones == sorted(zones) and "Factory" not in zones

@@ -1795,3 +1795,12 @@ def _register_bags() -> None:
 
 
 _register_bags()
+
+
+def _register_text() -> None:
+    from bzrk.engine.compile.functions_text import TEXT_FUNCTIONS
+
+    FUNCTIONS.update(TEXT_FUNCTIONS)
+
+
+_register_text()
