@@ -52,6 +52,12 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # estimate_data_size: fixed widths, string bytes; * is the whole row
+    (
+        "range x from 1 to 3 step 1 | extend s = 'héllo', i = toint(x), b = true "
+        "| summarize sum(estimate_data_size(*)), sum(estimate_data_size(s, i))",
+        [[3 * (8 + 6 + 4 + 1), 3 * (6 + 4)]],
+    ),
     # null == non-null is false and != is true; null == null stays null
     (
         "datatable(v: long)[5, long(null)] | extend e = v == long(null), n = v != 5 "

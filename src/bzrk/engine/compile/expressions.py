@@ -1132,8 +1132,15 @@ def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
     return bag
 
 
+def _estimate_data_size(c: ExprCompiler, node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_misc import estimate_data_size
+
+    return estimate_data_size(c, node)
+
+
 _SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "column_ifexists": _column_ifexists,
+    "estimate_data_size": _estimate_data_size,
     "toscalar": _toscalar,
     "pack_all": _pack_all,
 }

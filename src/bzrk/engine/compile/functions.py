@@ -1459,12 +1459,6 @@ reg("current_cluster_endpoint", fn("'bzrk'", "string"))
 reg("current_principal", fn("'bzrk'", "string"))
 reg("cursor_current", fn("''", "string"))
 reg(
-    "estimate_data_size",
-    lambda c, a, n: Typed(
-        S.Func("plus", [lit(0), *[T("toInt64(length({0}))", to_string(x)) for x in a]]), "long"
-    ),
-)
-reg(
     "ipv4_is_private",
     fn(
         "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
