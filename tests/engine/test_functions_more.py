@@ -351,3 +351,20 @@ def test_parse_path_command_line_and_time_zones(chdb_backend) -> None:  # type: 
     }
     assert args == ["run", "a b", "cd e"]
     assert "Europe/Paris" in zones and zones == sorted(zones) and "Factory" not in zones
+
+
+def test_percentiles_take_constant_expressions(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "let f = (T: (x: long), p: real) { T | summarize percentiles(x, p, 50) }; "
+        "range x from 1 to 100 step 1 | invoke f(90)"
+    )
+    assert rows(chdb_backend, kql) == [[90, 50]]
+    # nearest rank ceil(p/100 * n), not one past it where p/100 * n is inexact in doubles
+    assert rows(
+        chdb_backend,
+        "range x from 1 to 10 step 1 | summarize percentile(x, 30), percentiles(x, 70, 100)",
+    ) == [[3, 7, 10]]
+    from bzrk.engine.compile.errors import CompileError
+
+    with pytest.raises(CompileError, match="constant percentages"):
+        rows(chdb_backend, "range x from 1 to 3 step 1 | summarize percentiles(x, x)")

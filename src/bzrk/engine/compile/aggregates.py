@@ -250,13 +250,22 @@ def _statif(fname: str) -> AggBuilder:
     return build
 
 
+def nearest_rank_level(percent: float) -> float:
+    """The quantileExactLow level for Kusto's nearest rank ceil(p/100 * n).
+
+    ClickHouse takes ceil(level * n) too, but 0.9 * 100 is 90.00000000000001 in doubles and
+    would pick rank 91; a level a hair lower keeps exact products on their rank.
+    """
+    return max(0.0, percent / 100.0 - 1e-12)
+
+
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     point = n.args[1] if len(n.args) > 1 else None
     if isinstance(point, K.Literal) and isinstance(point.value, int | float):
-        pv: S.Expr = S.Lit(float(point.value) / 100.0)
+        pv: S.Expr = S.Lit(nearest_rank_level(float(point.value)))
     else:
-        pv = T("({0} / 100.0)", cast_to(a[1], "real").sql)
+        pv = T("greatest(0, {0} / 100.0 - 1e-12)", cast_to(a[1], "real").sql)
     if x.type == "datetime":
         return Typed(
             T(

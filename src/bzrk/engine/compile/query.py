@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
+from bzrk.engine.compile.aggregates import (
+    AggregateContext,
+    default_name,
+    is_aggregate,
+    nearest_rank_level,
+)
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
@@ -957,17 +962,23 @@ def _percentiles(
     value = ExprCompiler(scope).compile(call.args[0])
     column = _expr_name(call.args[0]) or ""
     weighted = call.name.startswith("percentilesw")
-    points = _percentile_points(call.args[2:] if weighted else call.args[1:])
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
 
     def quantile(pct: Any) -> S.Expr:
+        # A percentage from a parameter or let is a constant expression, folded by ClickHouse.
+        level = (
+            T("greatest(0, toFloat64({0}) / 100.0 - 1e-12)", pct.sql)
+            if isinstance(pct, Typed)
+            else S.Lit(nearest_rank_level(float(pct)))
+        )
         if not weighted:
-            return S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)])
+            return S.Func("quantileExactLow", [value.sql], params=[level])
         weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
         # A row's weight counts it that many times (null or negative weights: not at all).
         return S.Func(
             "quantileExactWeighted",
             [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
-            params=[S.Lit(float(pct) / 100.0)],
+            params=[level],
         )
 
     if call.name.endswith("_array"):
@@ -984,7 +995,8 @@ def _percentiles(
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
-            label = str(pct).replace(".", "_")
+            # A computed percentage has no digits to show.
+            label = "p" if isinstance(pct, Typed) else str(pct).replace(".", "_")
             if label.endswith("_0"):
                 label = label[:-2]
             name = f"percentile_{column}_{label}"
@@ -1004,11 +1016,24 @@ def _percentiles(
 _PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
 
 
-def _percentile_points(nodes: list[K.Expr]) -> list[Any]:
-    """Constant percentages, given one by one or as one dynamic array."""
+def _percentile_points(nodes: list[K.Expr], scope: Scope) -> list[Any]:
+    """Percentages: literals (one by one or one dynamic array) or constant expressions."""
+    from bzrk.engine.compile.expressions import _reads_columns
+
     if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
         return list(nodes[0].value)
-    return [_const(p) for p in nodes]
+    points: list[Any] = []
+    for node in nodes:
+        try:
+            points.append(_const(node))
+            continue
+        except CompileError:
+            pass
+        value = ExprCompiler(scope).compile(node)
+        if _reads_columns(value.sql):
+            raise unsupported(node, "percentiles need constant percentages")
+        points.append(value)
+    return points
 
 
 def _const(node: K.Expr) -> Any:
