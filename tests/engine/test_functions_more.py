@@ -368,3 +368,11 @@ def test_percentiles_take_constant_expressions(chdb_backend) -> None:  # type: i
 
     with pytest.raises(CompileError, match="constant percentages"):
         rows(chdb_backend, "range x from 1 to 3 step 1 | summarize percentiles(x, x)")
+
+
+def test_rand_with_a_range_is_a_whole_real_and_bare_function_names_call(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = "let f = () { rand(10) }; range i from 1 to 50 step 1 | extend r = f | summarize min(r), max(r), countif(r != floor(r, 1))"
+    result = execute_text(chdb_backend, kql).tables[0]
+    assert [c.type for c in result.columns] == ["real", "real", "long"]
+    [[low, high, fractional]] = result.rows
+    assert 0 <= low <= high < 10 and fractional == 0

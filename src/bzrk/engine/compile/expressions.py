@@ -109,6 +109,16 @@ class ExprCompiler:
             value = self.scope.lets[name]
             if isinstance(value, Typed):
                 return value
+            inline = self.scope.lets.get("$inline")
+            if (
+                inline is not None
+                and getattr(value, "params", None) == ()
+                and hasattr(value, "body")
+            ):
+                # A function without parameters may be named without parentheses.
+                from bzrk.kql import syntax as K
+
+                return inline(self, K.Call(node.span, name, ()), value)
             raise unsupported(node, f"'{name}' is not a scalar value here")
         lowered = name.lower()
         if lowered in ("true", "false"):

@@ -476,7 +476,8 @@ reg(
     lambda c, a, n: (
         Typed(T("randCanonical()"), "real")
         if not a
-        else Typed(T("toInt64(randCanonical() * {0})", a[0].sql), "long")
+        # rand(N): a whole number in [0, N), typed real as Kusto types it.
+        else Typed(T("floor(randCanonical() * {0})", cast_to(a[0], "real").sql), "real")
     ),
 )
 
