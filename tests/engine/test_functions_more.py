@@ -376,3 +376,28 @@ def test_rand_with_a_range_is_a_whole_real_and_bare_function_names_call(chdb_bac
     assert [c.type for c in result.columns] == ["real", "real", "long"]
     [[low, high, fractional]] = result.rows
     assert 0 <= low <= high < 10 and fractional == 0
+
+
+def test_buildschema_unions_the_shapes(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "datatable(d: dynamic)[dynamic({'a': 1, 'b': [1, 'x']}), dynamic({'a': 's', 'b': [{'c': true}]}), "
+        "dynamic(null)] | summarize buildschema(d)"
+    )
+    assert columns(chdb_backend, kql) == ["schema_d"]
+    assert rows(chdb_backend, kql) == [
+        [{"a": ["long", "string"], "b": {"`indexer`": [{"c": "bool"}, "long", "string"]}}]
+    ]
+
+
+def test_aggregates_of_no_rows(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    import math
+
+    kql = (
+        "datatable(x: long)[] | summarize sum(x), sumif(x, x > 0), avg(x), stdev(x), variance(x), "
+        "hll(x), tdigest(x), percentile(x, 55)"
+    )
+    assert columns(chdb_backend, kql)[-1] == "percentile_x_55"
+    [[total, total_if, mean, dev, var, sketch, digest, pct]] = rows(chdb_backend, kql)
+    assert (total, total_if, dev, var, sketch, digest, pct) == (0, 0, 0.0, 0.0, None, None, None)
+    assert math.isnan(mean)
+    assert rows(chdb_backend, "print x = 5 | summarize stdev(x), sum(x)") == [[0.0, 5]]

@@ -32,6 +32,7 @@ NAME_PREFIX = {
     "take_any": "",
     "take_anyif": "anyif",
     "dcount_hll": "dcount_hll",
+    "buildschema": "schema",
 }
 
 
@@ -61,7 +62,8 @@ def _sum(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         x = cast_to(x, "real")
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else ("toFloat64" if rtype == "real" else "")
-    inner = T("sum({0})", x.sql)
+    # The sum of no values is 0 (ClickHouse answers NULL for a Nullable column).
+    inner = T("sum({0})", x.sql) if rtype == "decimal" else T("ifNull(sum({0}), 0)", x.sql)
     return Typed(T(fname + "({0})", inner) if fname else inner, rtype)
 
 
@@ -69,7 +71,7 @@ def _sumif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else "toFloat64"
-    return Typed(T(fname + "(sumIf({0}, {1}))", x.sql, _cond(c, a[1])), rtype)
+    return Typed(T(fname + "(ifNull(sumIf({0}, {1}), 0))", x.sql, _cond(c, a[1])), rtype)
 
 
 def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -84,7 +86,8 @@ def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     if x.type == "timespan":
         return Typed(T("toInt64(avg({0}))", x.sql), "timespan")
-    return Typed(T("avg({0})", cast_to(x, "real").sql), "real")
+    # The average of no values is 0/0.
+    return Typed(T("ifNull(avg({0}), nan)", cast_to(x, "real").sql), "real")
 
 
 def _avgif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -236,16 +239,26 @@ def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+# Kusto's deviation and variance of fewer values than they need is 0, not NaN or null.
 def _stat(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "({0})", cast_to(a[0], "real").sql), "real")
+        return Typed(
+            T("ifNotFinite(ifNull(" + fname + "({0}), 0), 0)", cast_to(a[0], "real").sql), "real"
+        )
 
     return build
 
 
 def _statif(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "If({0}, {1})", cast_to(a[0], "real").sql, _cond(c, a[1])), "real")
+        return Typed(
+            T(
+                "ifNotFinite(ifNull(" + fname + "If({0}, {1}), 0), 0)",
+                cast_to(a[0], "real").sql,
+                _cond(c, a[1]),
+            ),
+            "real",
+        )
 
     return build
 
@@ -379,6 +392,15 @@ def is_aggregate(name: str) -> bool:
 
 
 __all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+
+
+def _register_schema() -> None:
+    from bzrk.engine.compile.schema_agg import buildschema
+
+    AGGREGATES["buildschema"] = buildschema
+
+
+_register_schema()
 
 
 def _register_sketches() -> None:

@@ -857,6 +857,10 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
             name = kql_expression_name(expr, aggregate=True) or default_name(expr)
+            if expr.name == "percentile" and len(expr.args) >= 2:
+                # percentile(x, 55) is named like percentiles(x, 55): percentile_x_55.
+                with contextlib.suppress(CompileError):
+                    name = f"{name}_{_percent_label(_const(expr.args[1]))}"
             if expr.name.startswith("covariance") and len(expr.args) >= 2:
                 # covariance(x, y) is named after both columns.
                 name = (
@@ -996,9 +1000,7 @@ def _percentiles(
             name = item.names[i]
         else:
             # A computed percentage has no digits to show.
-            label = "p" if isinstance(pct, Typed) else str(pct).replace(".", "_")
-            if label.endswith("_0"):
-                label = label[:-2]
+            label = "p" if isinstance(pct, Typed) else _percent_label(pct)
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
@@ -1011,6 +1013,12 @@ def _percentiles(
                 else "real",
             )
         )
+
+
+def _percent_label(pct: Any) -> str:
+    """`50` → `50`, `50.0` → `50`, `99.9` → `99_9` (as Kusto names percentile columns)."""
+    label = str(pct).replace(".", "_")
+    return label[:-2] if label.endswith("_0") else label
 
 
 _PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
