@@ -3,9 +3,9 @@
 ClickHouse has no compression functions in SQL, but DEFLATE allows *stored* (uncompressed)
 blocks, and that is what Kusto's compressors emit: a zlib or gzip frame around stored blocks
 of at most 65,535 bytes, closed by the Adler-32 (zlib) or CRC-32 and size (gzip) trailer.
-Decompression reads stored blocks the same way; a stream with Huffman-coded blocks (what other
-compressors produce) cannot be inflated in SQL and fails with a clear error instead of giving a
-wrong answer. Text that is not a valid frame gives an empty string, as in Kusto.
+Decompression reads stored blocks directly; a stream with Huffman-coded blocks (what other
+compressors produce) goes through the full decoder in ``functions_inflate``. Text that is not
+a valid frame gives an empty string, as in Kusto.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.functions_inflate import inflate
 from bzrk.engine.compile.typed import T, Typed, to_string
 
 if TYPE_CHECKING:
@@ -101,11 +102,8 @@ def gzip_compress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     )
 
 
-def _inflate_stored(data: S.Expr, start: S.Expr, name: str) -> S.Expr:
-    """The payload of the stored blocks of ``data`` from byte ``start`` on.
-
-    NULL when the blocks are malformed; an error when a block is Huffman-coded.
-    """
+def _inflate(data: S.Expr, start: S.Expr) -> S.Expr:
+    """The DEFLATE stream of ``data`` from byte ``start`` on, inflated; NULL when malformed."""
     b = lambda pos: _byte(data, pos)  # noqa: E731
     step = (
         "if(__s.2 OR __s.3 > 0, __s, "
@@ -136,14 +134,14 @@ def _inflate_stored(data: S.Expr, start: S.Expr, name: str) -> S.Expr:
         data,
         start,
     )
-    message = S.quote_string(
-        f"{name}: only stored (uncompressed) DEFLATE blocks can be decompressed here"
-    )
+    # Huffman-coded blocks (what compressors other than Kusto's emit) take the full decoder;
+    # stored-only streams stay on the cheap path above.
     return T(
-        "if(throwIf({0}.3 = 2, " + message + ") = 0 AND {0}.2 AND {0}.3 = 0, "
-        "arrayStringConcat(arrayMap(__p -> substring({1}, __p.1, __p.2), {0}.4)), NULL)",
+        "if({0}.3 = 2, {2}, if({0}.2 AND {0}.3 = 0, "
+        "arrayStringConcat(arrayMap(__p -> substring({1}, __p.1, __p.2), {0}.4)), NULL))",
         state,
         data,
+        inflate(data, start, T("{0}.3 = 2", state)),
     )
 
 
@@ -161,7 +159,7 @@ def zlib_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         + ", 32) = 0)",
         data,
     )
-    body = _inflate_stored(data, S.Lit(3), "zlib_decompress_from_base64_string")
+    body = _inflate(data, S.Lit(3))
     return Typed(T("if({0}, ifNull({1}, ''), '')", header_ok, body), "string")
 
 
@@ -185,7 +183,7 @@ def gzip_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         "if(bitAnd(" + flags + ", 8) != 0, position({0}, char(0), 11) + 1, 11)",
         data,
     )
-    body = _inflate_stored(data, start, "gzip_decompress_from_base64_string")
+    body = _inflate(data, start)
     return Typed(T("if({0}, ifNull({1}, ''), '')", header_ok, body), "string")
 
 
