@@ -52,6 +52,12 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # make_bag(x, n) keeps the first n keys
+    (
+        "datatable(k: string, v: long)['a', 1, 'b', 2, 'c', 3, 'a', 4] | extend p = bag_pack(k, v) "
+        "| summarize make_bag(p, 2), make_bag_if(p, k != 'a', 1)",
+        [[{"a": 1, "b": 2}, {"b": 2}]],
+    ),
     # estimate_data_size: fixed widths, string bytes; * is the whole row
     (
         "range x from 1 to 3 step 1 | extend s = 'héllo', i = toint(x), b = true "

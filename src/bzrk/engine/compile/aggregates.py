@@ -186,11 +186,24 @@ _BAG_OF_PAIRS = (
 )
 
 
+def _bag(pairs: S.Expr, a: list[Typed], size_at: int) -> Typed:
+    """The bag of the first value of each key; ``make_bag(x, n)`` keeps the first n keys."""
+    if len(a) > size_at:
+        size = cast_to(a[size_at], "long").sql
+        first = T(
+            "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, "
+            "arrayEnumerate({0}))",
+            pairs,
+        )
+        pairs = T("arraySlice({0}, 1, toUInt64(greatest({1}, 0)))", first, size)
+    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+
+
 def _make_bag(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     pairs = T(
         "arrayFlatten(groupArray(JSONExtractKeysAndValuesRaw(ifNull({0}, '{{}}'))))", a[0].sql
     )
-    return Typed(T(_BAG_OF_PAIRS.replace("{0}", "{0}"), pairs), "dynamic")
+    return _bag(pairs, a, 1)
 
 
 def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -199,7 +212,7 @@ def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         a[0].sql,
         _cond(c, a[1]),
     )
-    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+    return _bag(pairs, a, 2)
 
 
 def _count(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
