@@ -20,11 +20,9 @@ if TYPE_CHECKING:
     from bzrk.engine.compile.expressions import ExprCompiler
     from bzrk.kql import syntax as K
 
-_BLOCK = 65535
 
-
-def _byte(data: S.Expr, pos: str) -> str:
-    """SQL for the unsigned byte at 1-based position ``pos`` of ``data`` (slot {0})."""
+def _byte(pos: str) -> str:
+    """SQL for the unsigned byte at 1-based position ``pos`` of the data in slot {0}."""
     return f"toUInt64(reinterpretAsUInt8(substring({{0}}, {pos}, 1)))"
 
 
@@ -63,7 +61,7 @@ def _le32(value: str) -> str:
 
 def _adler32(data: S.Expr) -> S.Expr:
     # a = 1 + Σ d_i and b = Σ_k a_k = n + Σ d_i (n - i + 1), both mod 65521.
-    bytes_ = "arrayMap(__i -> " + _byte(data, "__i") + ", range(1, length({0}) + 1))"
+    bytes_ = "arrayMap(__i -> " + _byte("__i") + ", range(1, length({0}) + 1))"
     a = "((1 + arraySum(" + bytes_ + ")) % 65521)"
     b = (
         "((length({0}) + arraySum(arrayMap((__d, __i) -> __d * (length({0}) - __i + 1), "
@@ -104,7 +102,7 @@ def gzip_compress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 def _inflate(data: S.Expr, start: S.Expr) -> S.Expr:
     """The DEFLATE stream of ``data`` from byte ``start`` on, inflated; NULL when malformed."""
-    b = lambda pos: _byte(data, pos)  # noqa: E731
+    b = _byte
     step = (
         "if(__s.2 OR __s.3 > 0, __s, "
         "if(bitAnd(bitShiftRight(" + b("__s.1") + ", 1), 3) != 0, "
@@ -149,13 +147,13 @@ def zlib_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     data = T("tryBase64Decode({0})", to_string(args[0]))
     header_ok = T(
         "(length({0}) >= 7 AND bitAnd("
-        + _byte(data, "1")
+        + _byte("1")
         + ", 15) = 8 AND ("
-        + _byte(data, "1")
+        + _byte("1")
         + " * 256 + "
-        + _byte(data, "2")
+        + _byte("2")
         + ") % 31 = 0 AND bitAnd("
-        + _byte(data, "2")
+        + _byte("2")
         + ", 32) = 0)",
         data,
     )
@@ -165,14 +163,14 @@ def zlib_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 def gzip_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     data = T("tryBase64Decode({0})", to_string(args[0]))
-    flags = _byte(data, "4")
+    flags = _byte("4")
     header_ok = T(
         "(length({0}) >= 18 AND "
-        + _byte(data, "1")
+        + _byte("1")
         + " = 31 AND "
-        + _byte(data, "2")
+        + _byte("2")
         + " = 139 AND "
-        + _byte(data, "3")
+        + _byte("3")
         + " = 8 AND bitAnd("
         + flags
         + ", 246) = 0)",
