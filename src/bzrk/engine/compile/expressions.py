@@ -256,6 +256,11 @@ class ExprCompiler:
         a, b = self.comparable(a, b)
         if a.type == "string" and b.type == "string":
             return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
+        if op in ("==", "!=") and (_non_null_constant(a.sql) or _non_null_constant(b.sql)):
+            # Against a constant only the column can be null: == is then false, != true. The
+            # plain comparison stays visible to ClickHouse's index analysis.
+            default = "false" if op == "==" else "true"
+            return Typed(T("ifNull({0}, " + default + ")", S.BinOp(sql_op, a.sql, b.sql)), "bool")
         if op in ("==", "!="):
             # Kusto: null == non-null is false (!= true); only null == null is null.
             return Typed(
@@ -1069,6 +1074,16 @@ def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
 
 def _typed_default(c: ExprCompiler, node: K.Call) -> Typed:
     raise unsupported(node, f"'{node.name}' is not supported")
+
+
+def _non_null_constant(expr: S.Expr) -> bool:
+    """A literal (possibly inside a plain conversion template like ``toInt64(5)``) that is not
+    null."""
+    if isinstance(expr, S.Lit):
+        return expr.value is not None
+    if isinstance(expr, S.Template) and expr.args and "null" not in expr.text.lower():
+        return all(_non_null_constant(arg) for arg in expr.args) and "(" in expr.text
+    return False
 
 
 def _reads_columns(expr: Any) -> bool:
