@@ -186,7 +186,7 @@ def _symbol_step() -> str:
 
 def inflate(data: S.Expr, start: S.Expr, wanted: S.Expr) -> S.Expr:
     """SQL: the DEFLATE stream in ``data`` from byte ``start`` (1-based) inflated; NULL when it
-    is not valid. Rows where ``wanted`` is false run no steps: constant arguments are folded
+    is not valid (bits read past the end of the data count as invalid). Rows where ``wanted`` is false run no steps: constant arguments are folded
     eagerly, both sides of an ``if`` included, so laziness has to be in the loop bound."""
     empty = "CAST([], 'Array(UInt16)')"
     machine = (
@@ -197,7 +197,9 @@ def inflate(data: S.Expr, start: S.Expr, wanted: S.Expr) -> S.Expr:
     )
     return T(
         "arrayMap(__D -> arrayMap(__S0 -> arrayMap(__want -> arrayMap(__fin -> "
-        "if(__fin.2 = 2, __fin.4, NULL), [" + machine + "])[1], [toBool({2})])[1], "
+        "if(__fin.2 = 2 AND __fin.1 <= (length(__D) - __S0 + 1) * 8, __fin.4, NULL), ["
+        + machine
+        + "])[1], [toBool({2})])[1], "
         "[toUInt64({1})])[1], [{0}])[1]",
         data,
         start,
