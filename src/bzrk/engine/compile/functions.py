@@ -1195,8 +1195,21 @@ reg("replace_strings", _replace_strings)
 
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
+    from bzrk.engine.compile.geo_clip import CLIP_FUNCTIONS
+    from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
+    from bzrk.engine.compile.geo_s2_cover import COVER_FUNCTIONS
+    from bzrk.engine.compile.geo_shapes import SHAPE_FUNCTIONS
+    from bzrk.engine.compile.geo_transforms import TRANSFORM_FUNCTIONS
 
-    for name, builder in GEO_FUNCTIONS.items():
+    geo = {
+        **GEO_FUNCTIONS,
+        **S2_FUNCTIONS,
+        **COVER_FUNCTIONS,
+        **SHAPE_FUNCTIONS,
+        **TRANSFORM_FUNCTIONS,
+        **CLIP_FUNCTIONS,
+    }
+    for name, builder in geo.items():
         FUNCTIONS[name] = builder
 
 

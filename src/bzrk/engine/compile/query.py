@@ -23,6 +23,7 @@ from bzrk.engine.compile.aggregates import (
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget, series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -72,6 +73,8 @@ class CompiledTable:
 class CompiledQuery:
     tables: list[CompiledTable] = field(default_factory=list)
     visualization: Visualization | None = None
+    # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
+    budgets: list[SummarizeBudget] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +111,9 @@ class QueryCompiler:
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
         self.window_groups: dict[int, str] = {}
+        # The summarize memory budget; set by the query service, None elsewhere.
+        self.budget_policy: BudgetPolicy | None = None
+        self.budgets: list[SummarizeBudget] = []
 
     # --- statements ------------------------------------------------------------------------
 
@@ -118,6 +124,8 @@ class QueryCompiler:
                 self.lets[statement.name] = self._let_value(statement.value)
             elif isinstance(statement, K.ExprStatement):
                 relation = self.tabular(statement.expr)
+                if getattr(relation, "graph", None) is not None:
+                    raise unsupported(statement, "a query cannot end with a graph")
                 result.tables.append(
                     self._finish(relation, self._table_name(relation, len(result.tables)))
                 )
@@ -129,9 +137,14 @@ class QueryCompiler:
                     self.lets["$set:" + statement.name.lower()] = statement.value
             elif isinstance(statement, K.DeclareParameters):
                 continue
+            elif isinstance(statement, K.DeclarePattern):
+                from bzrk.engine.compile.patterns import declare_pattern
+
+                declare_pattern(self, statement)
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
+        result.budgets = list(self.budgets)
         return result
 
     def _table_name(self, relation: Relation, index: int) -> str:
@@ -227,6 +240,10 @@ class QueryCompiler:
             if source is None:
                 raise unsupported(node, f"unknown table '{node.name}'", code="UnknownTable")
             return self._table(source)
+        from bzrk.engine.compile.patterns import is_pattern_ref, pattern_relation
+
+        if is_pattern_ref(self, node):
+            return pattern_relation(self, node)
         if isinstance(node, K.Call):
             return self._tabular_call(node, input_rel)
         if isinstance(node, K.QueryOperator):
@@ -265,7 +282,8 @@ class QueryCompiler:
             params
             and params[0].type == "table"
             and input_rel is not None
-            and len(positional) < len([p for p in params if p.default is None])
+            # The piped input fills the table parameter unless every parameter got an argument.
+            and len(positional) < len(params)
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
@@ -367,7 +385,12 @@ class QueryCompiler:
         return ExprCompiler(scope).compile(node)
 
     def _row_window(self, name: str, args: list[Typed], node: K.Call) -> Typed:
-        frame = " OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        frame = (
+            " OVER ("
+            # Inside mv-apply/partition, prev() and next() stay within the row's group.
+            + (f"PARTITION BY {S.quote_identifier(self.partition)} " if self.partition else "")
+            + "ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        )
         if name in ("prev", "next"):
             value = args[0]
             offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
@@ -659,6 +682,21 @@ def op_project(qc: QueryCompiler, op: K.Project, relation: Relation) -> Relation
 
 
 def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
+    if _uses_window(op.predicate):
+        # prev()/next() need the row order: compute the predicate as a column first.
+        flag = f"__where{next(qc._counter)}"
+        item = K.NamedExpr(op.span, (flag,), op.predicate)
+        marked = op_extend(qc, K.Extend(op.span, (item,)), relation)
+        keep = [(n, t) for n, t in marked.columns if n != flag]
+        flag_value = ExprCompiler(marked.scope(qc.lets)).as_bool(
+            Typed(S.Col(flag), dict(marked.columns)[flag])
+        )
+        return qc._select(
+            marked,
+            [(S.Col(n), n) for n, _ in keep],
+            keep,
+            where=T("ifNull({0}, false)", flag_value),
+        )
     cond = qc.expr(relation, op.predicate)
     compiler = ExprCompiler(relation.scope(qc.lets))
     return qc._select(
@@ -822,6 +860,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    keys: list[tuple[str, S.Expr, str]] = []
     part = _partition(qc, relation)
     if part:
         used.add(part)
@@ -843,6 +882,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         group_by.append(value.sql)
         columns.append((value.sql, name))
         out.append((name, value.type))
+        keys.append((name, value.sql, value.type))
     agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
     for item in op.aggregates:
         expr = item.expr
@@ -872,7 +912,8 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         used.add(name)
         columns.append((value.sql, name))
         out.append((name, value.type))
-    return qc._select(relation, columns, out, group_by=group_by)
+    keep_series = series_filter(qc, op, relation, keys)
+    return qc._select(relation, columns, out, group_by=group_by, where=keep_series)
 
 
 def _by_name(node: K.Expr) -> str | None:
@@ -1146,8 +1187,9 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
     labelled: list[tuple[Relation, str]] = []
     if relation is not None:
         labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
-    for index, table in enumerate(op.tables):
-        rel = qc.tabular(table)
+    from bzrk.engine.compile.union_sources import union_inputs
+
+    for index, (rel, table) in enumerate(union_inputs(qc, op)):
         label = (
             qc._result_names.get(rel.name)
             or _expr_name(table)
@@ -1168,6 +1210,8 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 seen_types[n].append(t)
     out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
     used: set[str] = {source_col} if source_col else set()
+    # Names that are real columns win over the name a split column is given (x_long1).
+    reserved = {n for n, types in seen_types.items() if len(types) == 1}
     for rel, _ in labelled:
         for n, t in rel.columns:
             split = len(seen_types[n]) > 1
@@ -1175,7 +1219,7 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 not split and any(src == n for _, src, _t in out_names)
             ):
                 continue
-            name = _unique(f"{n}_{t}" if split else n, used)
+            name = _unique(f"{n}_{t}", used | reserved) if split else _unique(n, used)
             used.add(name)
             out_names.append((name, n, t))
     if inner:
@@ -1504,6 +1548,8 @@ def op_fork(qc: QueryCompiler, op: K.Fork, relation: Relation) -> Relation:
     first: Relation | None = None
     for i, (branch, name) in enumerate(zip(op.branches, op.names, strict=True)):
         result = qc.tabular(branch, relation)
+        # A branch is named by `name = (...)`, else by an `as` inside it, else GenericResult<i>.
+        name = name or qc._result_names.get(result.name)
         if first is None:
             first = result
             qc._result_names = {**qc._result_names, result.name: name or "GenericResult"}
@@ -1714,15 +1760,6 @@ _JSON_TYPE_TO_KQL = {
 }
 
 
-def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
-    name = op.plugin.name.lower()
-    if name == "bag_unpack":
-        return _bag_unpack(qc, op, relation)
-    if name == "ipv4_lookup":
-        return _ipv4_lookup(qc, op, relation)
-    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
-
-
 def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """`evaluate ipv4_lookup(Lookup, ip_column, range_column [, return_unmatched])`.
 
@@ -1861,9 +1898,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     return qc._select(relation, columns, out)
 
 
-_OPERATORS[K.Evaluate] = op_evaluate
-
-
 def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
@@ -1931,3 +1965,30 @@ def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relat
 
 
 _OPERATORS[K.ProjectByNames] = op_project_by_names
+
+from bzrk.engine.compile.partition import op_partition  # noqa: E402
+from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
+from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
+from bzrk.engine.compile.scan import op_scan  # noqa: E402
+from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
+from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
+
+_OPERATORS[K.Scan] = op_scan
+_OPERATORS[K.Evaluate] = op_evaluate
+_OPERATORS[K.Partition] = op_partition
+_OPERATORS[K.TopNested] = op_top_nested
+_OPERATORS[K.Reduce] = op_reduce
+_OPERATORS[K.Search] = op_search
+_SOURCE_OPERATORS[K.Search] = src_search
+
+from bzrk.engine.compile.graph import (  # noqa: E402
+    op_graph_mark_components,
+    op_graph_match,
+    op_graph_to_table,
+    op_make_graph,
+)
+
+_OPERATORS[K.MakeGraph] = op_make_graph
+_OPERATORS[K.GraphMatch] = op_graph_match
+_OPERATORS[K.GraphToTable] = op_graph_to_table
+_OPERATORS[K.GraphMarkComponents] = op_graph_mark_components

@@ -373,3 +373,13 @@ SERIES_FUNCTIONS.update(
         "series_fit_2lines_dynamic": _fit_line_dynamic,
     }
 )
+
+
+def _register_decompose() -> None:
+    from bzrk.engine.compile.series_decompose import DECOMPOSE_FUNCTIONS, DECOMPOSE_MULTI_COLUMN
+
+    SERIES_FUNCTIONS.update(DECOMPOSE_FUNCTIONS)
+    MULTI_COLUMN_FUNCTIONS.update(DECOMPOSE_MULTI_COLUMN)
+
+
+_register_decompose()

@@ -1,0 +1,76 @@
+"""Seasonal decomposition series functions through the whole engine, on inline series."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bzrk.engine.oneshot import execute_text
+
+SERIES = (
+    "range t from 0 to 47 step 1"
+    " | extend y = iff(t % 6 < 3, 10.0, 20.0) + iff(t == 30, 15.0, 0.0)"
+    " | summarize y = make_list(y)"
+)
+
+
+def row(backend: Any, kql: str) -> dict[str, Any]:
+    table = execute_text(backend, kql).tables[0]
+    return dict(zip([c.name for c in table.columns], table.rows[0], strict=True))
+
+
+def test_series_seasonal_is_the_median_per_phase(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print s = dynamic([1, 3, 5, 1, 3, 5, 2, 4, 6]), u = dynamic([1, 3, 5, 2, 4, 6, 1, 3, 5, 2, 4, 6])"
+        " | project a = series_seasonal(s, 3), b = series_seasonal(u, 3), c = series_seasonal(u)",
+    )
+    assert got["a"] == [1, 3, 5] * 3
+    assert got["b"] == [1.5, 3.5, 5.5] * 4
+    assert got["c"] == [0] * 12  # too short to detect a period: no seasonality
+
+
+def test_series_seasonal_detects_the_period(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(chdb_backend, SERIES + " | project s = series_seasonal(y)")
+    assert got["s"] == [10, 10, 10, 20, 20, 20] * 8
+
+
+def test_series_decompose_columns_and_parts(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(chdb_backend, SERIES + " | extend series_decompose(y, 6, 'avg') | project-away y")
+    assert list(got) == [
+        "series_decompose_y_baseline",
+        "series_decompose_y_seasonal",
+        "series_decompose_y_trend",
+        "series_decompose_y_residual",
+    ]
+    residual = got["series_decompose_y_residual"]
+    assert residual[30] == pytest.approx(15 - 15 / 48)  # the spike, less its share of the mean
+    assert got["series_decompose_y_baseline"][0] == pytest.approx(10 + 15 / 48)
+
+
+def test_series_decompose_anomalies_flags_the_spike(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend, SERIES + " | extend (flag, score, baseline) = series_decompose_anomalies(y)"
+    )
+    assert [i for i, f in enumerate(got["flag"]) if f] == [30]
+    assert got["score"][30] > 1.5
+
+
+def test_series_decompose_forecast_extends_the_pattern(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "range t from 0 to 35 step 1 | extend y = iff(t % 6 < 3, 10.0, 20.0) + t"
+        " | summarize y = make_list(y) | project f = series_decompose_forecast(y, 6, 6)",
+    )
+    # The last 6 points are forecast from the first 30: pattern and rising line continue.
+    assert got["f"][30:] == pytest.approx([40, 41, 42, 53, 54, 55], abs=1.0)
+
+
+def test_series_outliers_scores_beyond_the_fences(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print s = dynamic([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100]) | project o = series_outliers(s)",
+    )
+    assert all(abs(score) < 1.5 for score in got["o"][:10])
+    assert got["o"][10] > 1.5
