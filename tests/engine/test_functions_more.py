@@ -52,6 +52,18 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # make_bag(x, n) keeps the first n keys
+    (
+        "datatable(k: string, v: long)['a', 1, 'b', 2, 'c', 3, 'a', 4] | extend p = bag_pack(k, v) "
+        "| summarize make_bag(p, 2), make_bag_if(p, k != 'a', 1)",
+        [[{"a": 1, "b": 2}, {"b": 2}]],
+    ),
+    # estimate_data_size: fixed widths, string bytes; * is the whole row
+    (
+        "range x from 1 to 3 step 1 | extend s = 'héllo', i = toint(x), b = true "
+        "| summarize sum(estimate_data_size(*)), sum(estimate_data_size(s, i))",
+        [[3 * (8 + 6 + 4 + 1), 3 * (6 + 4)]],
+    ),
     # null == non-null is false and != is true; null == null stays null
     (
         "datatable(v: long)[5, long(null)] | extend e = v == long(null), n = v != 5 "
@@ -111,7 +123,7 @@ def test_parse_version_orders_parts(chdb_backend) -> None:  # type: ignore[no-un
     assert got == [[Decimal("1000000020000000300000004"), Decimal("20000000000000000"), None, True]]
 
 
-@pytest.mark.parametrize("size", [0, 20, 70_000])
+@pytest.mark.parametrize("size", [0, 20, 66_000])
 def test_zlib_and_gzip_interoperate_with_python(chdb_backend, size: int) -> None:  # type: ignore[no-untyped-def]
     import base64
     import gzip
@@ -136,8 +148,10 @@ def test_zlib_and_gzip_interoperate_with_python(chdb_backend, size: int) -> None
     assert back_z == back_g == size
 
 
-def test_decompress_invalid_text_is_empty_and_huffman_blocks_fail(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+def test_decompress_invalid_text_is_empty_and_huffman_streams_inflate(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     import base64
+    import gzip
+    import random
     import zlib
 
     assert rows(
@@ -145,9 +159,20 @@ def test_decompress_invalid_text_is_empty_and_huffman_blocks_fail(chdb_backend) 
         "print zlib_decompress_from_base64_string('x0x0x0'), "
         "gzip_decompress_from_base64_string('aGVsbG8=')",
     ) == [["", ""]]
-    huffman = base64.b64encode(zlib.compress(b"hello hello hello", 9)).decode()
-    with pytest.raises(Exception, match="stored"):
-        rows(chdb_backend, f"print zlib_decompress_from_base64_string('{huffman}')")
+    rng = random.Random(7)
+    words = ["GET", "/api/v1/items", "200", "héllo", "ERROR", "timeout", "user=42"]
+    text = " ".join(rng.choice(words) for _ in range(40))  # long matches and literals
+    zs = [base64.b64encode(zlib.compress(text.encode(), level)).decode() for level in (1, 9)]
+    gz = base64.b64encode(gzip.compress(text.encode(), 6)).decode()
+    broken = base64.b64encode(base64.b64decode(zs[1])[:-20]).decode()  # cut short
+    got = rows(
+        chdb_backend,
+        f"print zlib_decompress_from_base64_string('{zs[0]}'), "
+        f"zlib_decompress_from_base64_string('{zs[1]}'), "
+        f"gzip_decompress_from_base64_string('{gz}'), "
+        f"zlib_decompress_from_base64_string('{broken}') == '{text}'",
+    )
+    assert got == [[text, text, text, False]]
 
 
 def test_sorting_several_arrays_gives_a_column_each(chdb_backend) -> None:  # type: ignore[no-untyped-def]
@@ -290,3 +315,108 @@ def test_parse_relaxed_keeps_going_past_a_bad_value(chdb_backend) -> None:  # ty
     )
     day = 14556672000000000  # 2016-02-17
     assert got == [[None, 7, day + 312_010_000_000, day], [5, None, None, day]]
+
+
+def test_bin_auto_uses_the_query_options(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "set query_bin_auto_size=10; set query_bin_auto_at=5; "
+        "range x from 1 to 30 step 1 | summarize count() by bin_auto(x)"
+    )
+    assert columns(chdb_backend, kql) == ["x", "count_"]
+    assert sorted(rows(chdb_backend, kql)) == [[-5, 4], [5, 10], [15, 10], [25, 6]]
+
+
+def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Sessions: at most 10 from the first value, at most 3 between neighbours, new per key.
+    got = rows(
+        chdb_backend,
+        "datatable(k: string, v: long)['a', 1, 'a', 3, 'a', 6, 'a', 12, 'a', 13, 'a', 20, 'b', 21] "
+        "| sort by k asc, v asc | extend s = row_window_session(v, 10, 3, k != prev(k)) "
+        "| project v, s",
+    )
+    assert got == [[1, 1], [3, 1], [6, 1], [12, 12], [13, 12], [20, 20], [21, 21]]
+    t0 = 17_128_296_000_000_001  # odd ticks must survive
+    assert rows(
+        chdb_backend,
+        "print t = datetime(2024-04-11 10:00:00.0000001) "
+        "| extend s = row_window_session(t, 1h, 5m)",
+    ) == [[t0, t0]]
+
+
+def test_toscalar_rejects_row_values_but_takes_constants(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.compile.errors import CompileError
+
+    data = "let t = datatable(k: long, v: long)[1, 10, 2, 20];"
+    per_row = f"{data} let f = (key: long) {{ toscalar(t | where k == key | project v) }};"
+    with pytest.raises(CompileError, match="row value 'key'"):
+        rows(chdb_backend, f"{per_row} range i from 1 to 2 step 1 | extend f(i)")
+    assert rows(chdb_backend, f"{per_row} print f(2)") == [[20]]
+
+
+def test_parse_path_command_line_and_time_zones(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    [[path, args, zones]] = rows(
+        chdb_backend,
+        "print parse_path('https://D:/logs/app.2024.log:meta'), "
+        "parse_command_line('run  \"a b\" c\"d e\"', 'windows'), datetime_list_timezones()",
+    )
+    assert path == {
+        "Scheme": "https",
+        "RootPath": "D:/",
+        "DirectoryPath": "D:/logs",
+        "DirectoryName": "logs",
+        "Filename": "app.2024.log",
+        "Extension": "log",
+        "AlternateDataStreamName": "meta",
+    }
+    assert args == ["run", "a b", "cd e"]
+    assert "Europe/Paris" in zones and zones == sorted(zones) and "Factory" not in zones
+
+
+def test_percentiles_take_constant_expressions(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "let f = (T: (x: long), p: real) { T | summarize percentiles(x, p, 50) }; "
+        "range x from 1 to 100 step 1 | invoke f(90)"
+    )
+    assert rows(chdb_backend, kql) == [[90, 50]]
+    # nearest rank ceil(p/100 * n), not one past it where p/100 * n is inexact in doubles
+    assert rows(
+        chdb_backend,
+        "range x from 1 to 10 step 1 | summarize percentile(x, 30), percentiles(x, 70, 100)",
+    ) == [[3, 7, 10]]
+    from bzrk.engine.compile.errors import CompileError
+
+    with pytest.raises(CompileError, match="constant percentages"):
+        rows(chdb_backend, "range x from 1 to 3 step 1 | summarize percentiles(x, x)")
+
+
+def test_rand_with_a_range_is_a_whole_real_and_bare_function_names_call(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = "let f = () { rand(10) }; range i from 1 to 50 step 1 | extend r = f | summarize min(r), max(r), countif(r != floor(r, 1))"
+    result = execute_text(chdb_backend, kql).tables[0]
+    assert [c.type for c in result.columns] == ["real", "real", "long"]
+    [[low, high, fractional]] = result.rows
+    assert 0 <= low <= high < 10 and fractional == 0
+
+
+def test_buildschema_unions_the_shapes(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        "datatable(d: dynamic)[dynamic({'a': 1, 'b': [1, 'x']}), dynamic({'a': 's', 'b': [{'c': true}]}), "
+        "dynamic(null)] | summarize buildschema(d)"
+    )
+    assert columns(chdb_backend, kql) == ["schema_d"]
+    assert rows(chdb_backend, kql) == [
+        [{"a": ["long", "string"], "b": {"`indexer`": [{"c": "bool"}, "long", "string"]}}]
+    ]
+
+
+def test_aggregates_of_no_rows(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    import math
+
+    kql = (
+        "datatable(x: long)[] | summarize sum(x), sumif(x, x > 0), avg(x), stdev(x), variance(x), "
+        "hll(x), tdigest(x), percentile(x, 55)"
+    )
+    assert columns(chdb_backend, kql)[-1] == "percentile_x_55"
+    [[total, total_if, mean, dev, var, sketch, digest, pct]] = rows(chdb_backend, kql)
+    assert (total, total_if, dev, var, sketch, digest, pct) == (0, 0, 0.0, 0.0, None, None, None)
+    assert math.isnan(mean)
+    assert rows(chdb_backend, "print x = 5 | summarize stdev(x), sum(x)") == [[0.0, 5]]

@@ -32,6 +32,7 @@ NAME_PREFIX = {
     "take_any": "",
     "take_anyif": "anyif",
     "dcount_hll": "dcount_hll",
+    "buildschema": "schema",
 }
 
 
@@ -61,7 +62,8 @@ def _sum(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         x = cast_to(x, "real")
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else ("toFloat64" if rtype == "real" else "")
-    inner = T("sum({0})", x.sql)
+    # The sum of no values is 0 (ClickHouse answers NULL for a Nullable column).
+    inner = T("sum({0})", x.sql) if rtype == "decimal" else T("ifNull(sum({0}), 0)", x.sql)
     return Typed(T(fname + "({0})", inner) if fname else inner, rtype)
 
 
@@ -69,7 +71,7 @@ def _sumif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else "toFloat64"
-    return Typed(T(fname + "(sumIf({0}, {1}))", x.sql, _cond(c, a[1])), rtype)
+    return Typed(T(fname + "(ifNull(sumIf({0}, {1}), 0))", x.sql, _cond(c, a[1])), rtype)
 
 
 def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -84,7 +86,8 @@ def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     if x.type == "timespan":
         return Typed(T("toInt64(avg({0}))", x.sql), "timespan")
-    return Typed(T("avg({0})", cast_to(x, "real").sql), "real")
+    # The average of no values is 0/0.
+    return Typed(T("ifNull(avg({0}), nan)", cast_to(x, "real").sql), "real")
 
 
 def _avgif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -195,11 +198,24 @@ _BAG_OF_PAIRS = (
 )
 
 
+def _bag(pairs: S.Expr, a: list[Typed], size_at: int) -> Typed:
+    """The bag of the first value of each key; ``make_bag(x, n)`` keeps the first n keys."""
+    if len(a) > size_at:
+        size = cast_to(a[size_at], "long").sql
+        first = T(
+            "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, "
+            "arrayEnumerate({0}))",
+            pairs,
+        )
+        pairs = T("arraySlice({0}, 1, toUInt64(greatest({1}, 0)))", first, size)
+    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+
+
 def _make_bag(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     pairs = T(
         "arrayFlatten(groupArray(JSONExtractKeysAndValuesRaw(ifNull({0}, '{{}}'))))", a[0].sql
     )
-    return Typed(T(_BAG_OF_PAIRS.replace("{0}", "{0}"), pairs), "dynamic")
+    return _bag(pairs, a, 1)
 
 
 def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -208,7 +224,7 @@ def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         a[0].sql,
         _cond(c, a[1]),
     )
-    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+    return _bag(pairs, a, 2)
 
 
 def _count(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -248,27 +264,46 @@ def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+# Kusto's deviation and variance of fewer values than they need is 0, not NaN or null.
 def _stat(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "({0})", cast_to(a[0], "real").sql), "real")
+        return Typed(
+            T("ifNotFinite(ifNull(" + fname + "({0}), 0), 0)", cast_to(a[0], "real").sql), "real"
+        )
 
     return build
 
 
 def _statif(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "If({0}, {1})", cast_to(a[0], "real").sql, _cond(c, a[1])), "real")
+        return Typed(
+            T(
+                "ifNotFinite(ifNull(" + fname + "If({0}, {1}), 0), 0)",
+                cast_to(a[0], "real").sql,
+                _cond(c, a[1]),
+            ),
+            "real",
+        )
 
     return build
+
+
+def nearest_rank_level(percent: float) -> float:
+    """The quantileExactLow level for Kusto's nearest rank ceil(p/100 * n).
+
+    ClickHouse takes ceil(level * n) too, but 0.9 * 100 is 90.00000000000001 in doubles and
+    would pick rank 91; a level a hair lower keeps exact products on their rank.
+    """
+    return max(0.0, percent / 100.0 - 1e-12)
 
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     point = n.args[1] if len(n.args) > 1 else None
     if isinstance(point, K.Literal) and isinstance(point.value, int | float):
-        pv: S.Expr = S.Lit(float(point.value) / 100.0)
+        pv: S.Expr = S.Lit(nearest_rank_level(float(point.value)))
     else:
-        pv = T("({0} / 100.0)", cast_to(a[1], "real").sql)
+        pv = T("greatest(0, {0} / 100.0 - 1e-12)", cast_to(a[1], "real").sql)
     if x.type == "datetime":
         return Typed(
             T(
@@ -382,6 +417,15 @@ def is_aggregate(name: str) -> bool:
 
 
 __all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+
+
+def _register_schema() -> None:
+    from bzrk.engine.compile.schema_agg import buildschema
+
+    AGGREGATES["buildschema"] = buildschema
+
+
+_register_schema()
 
 
 def _register_sketches() -> None:

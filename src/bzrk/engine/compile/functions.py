@@ -476,7 +476,8 @@ reg(
     lambda c, a, n: (
         Typed(T("randCanonical()"), "real")
         if not a
-        else Typed(T("toInt64(randCanonical() * {0})", a[0].sql), "long")
+        # rand(N): a whole number in [0, N), typed real as Kusto types it.
+        else Typed(T("floor(randCanonical() * {0})", cast_to(a[0], "real").sql), "real")
     ),
 )
 
@@ -1472,12 +1473,6 @@ reg("current_cluster_endpoint", fn("'bzrk'", "string"))
 reg("current_principal", fn("'bzrk'", "string"))
 reg("cursor_current", fn("''", "string"))
 reg(
-    "estimate_data_size",
-    lambda c, a, n: Typed(
-        S.Func("plus", [lit(0), *[T("toInt64(length({0}))", to_string(x)) for x in a]]), "long"
-    ),
-)
-reg(
     "ipv4_is_private",
     fn(
         "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
@@ -1808,3 +1803,12 @@ def _register_bags() -> None:
 
 
 _register_bags()
+
+
+def _register_text() -> None:
+    from bzrk.engine.compile.functions_text import TEXT_FUNCTIONS
+
+    FUNCTIONS.update(TEXT_FUNCTIONS)
+
+
+_register_text()

@@ -3,9 +3,9 @@
 ClickHouse has no compression functions in SQL, but DEFLATE allows *stored* (uncompressed)
 blocks, and that is what Kusto's compressors emit: a zlib or gzip frame around stored blocks
 of at most 65,535 bytes, closed by the Adler-32 (zlib) or CRC-32 and size (gzip) trailer.
-Decompression reads stored blocks the same way; a stream with Huffman-coded blocks (what other
-compressors produce) cannot be inflated in SQL and fails with a clear error instead of giving a
-wrong answer. Text that is not a valid frame gives an empty string, as in Kusto.
+Decompression reads stored blocks directly; a stream with Huffman-coded blocks (what other
+compressors produce) goes through the full decoder in ``functions_inflate``. Text that is not
+a valid frame gives an empty string, as in Kusto.
 """
 
 from __future__ import annotations
@@ -13,17 +13,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.functions_inflate import inflate
 from bzrk.engine.compile.typed import T, Typed, to_string
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.expressions import ExprCompiler
     from bzrk.kql import syntax as K
 
-_BLOCK = 65535
 
-
-def _byte(data: S.Expr, pos: str) -> str:
-    """SQL for the unsigned byte at 1-based position ``pos`` of ``data`` (slot {0})."""
+def _byte(pos: str) -> str:
+    """SQL for the unsigned byte at 1-based position ``pos`` of the data in slot {0}."""
     return f"toUInt64(reinterpretAsUInt8(substring({{0}}, {pos}, 1)))"
 
 
@@ -62,7 +61,7 @@ def _le32(value: str) -> str:
 
 def _adler32(data: S.Expr) -> S.Expr:
     # a = 1 + Σ d_i and b = Σ_k a_k = n + Σ d_i (n - i + 1), both mod 65521.
-    bytes_ = "arrayMap(__i -> " + _byte(data, "__i") + ", range(1, length({0}) + 1))"
+    bytes_ = "arrayMap(__i -> " + _byte("__i") + ", range(1, length({0}) + 1))"
     a = "((1 + arraySum(" + bytes_ + ")) % 65521)"
     b = (
         "((length({0}) + arraySum(arrayMap((__d, __i) -> __d * (length({0}) - __i + 1), "
@@ -101,12 +100,9 @@ def gzip_compress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     )
 
 
-def _inflate_stored(data: S.Expr, start: S.Expr, name: str) -> S.Expr:
-    """The payload of the stored blocks of ``data`` from byte ``start`` on.
-
-    NULL when the blocks are malformed; an error when a block is Huffman-coded.
-    """
-    b = lambda pos: _byte(data, pos)  # noqa: E731
+def _inflate(data: S.Expr, start: S.Expr) -> S.Expr:
+    """The DEFLATE stream of ``data`` from byte ``start`` on, inflated; NULL when malformed."""
+    b = _byte
     step = (
         "if(__s.2 OR __s.3 > 0, __s, "
         "if(bitAnd(bitShiftRight(" + b("__s.1") + ", 1), 3) != 0, "
@@ -136,14 +132,14 @@ def _inflate_stored(data: S.Expr, start: S.Expr, name: str) -> S.Expr:
         data,
         start,
     )
-    message = S.quote_string(
-        f"{name}: only stored (uncompressed) DEFLATE blocks can be decompressed here"
-    )
+    # Huffman-coded blocks (what compressors other than Kusto's emit) take the full decoder;
+    # stored-only streams stay on the cheap path above.
     return T(
-        "if(throwIf({0}.3 = 2, " + message + ") = 0 AND {0}.2 AND {0}.3 = 0, "
-        "arrayStringConcat(arrayMap(__p -> substring({1}, __p.1, __p.2), {0}.4)), NULL)",
+        "if({0}.3 = 2, {2}, if({0}.2 AND {0}.3 = 0, "
+        "arrayStringConcat(arrayMap(__p -> substring({1}, __p.1, __p.2), {0}.4)), NULL))",
         state,
         data,
+        inflate(data, start, T("{0}.3 = 2", state)),
     )
 
 
@@ -151,30 +147,30 @@ def zlib_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     data = T("tryBase64Decode({0})", to_string(args[0]))
     header_ok = T(
         "(length({0}) >= 7 AND bitAnd("
-        + _byte(data, "1")
+        + _byte("1")
         + ", 15) = 8 AND ("
-        + _byte(data, "1")
+        + _byte("1")
         + " * 256 + "
-        + _byte(data, "2")
+        + _byte("2")
         + ") % 31 = 0 AND bitAnd("
-        + _byte(data, "2")
+        + _byte("2")
         + ", 32) = 0)",
         data,
     )
-    body = _inflate_stored(data, S.Lit(3), "zlib_decompress_from_base64_string")
+    body = _inflate(data, S.Lit(3))
     return Typed(T("if({0}, ifNull({1}, ''), '')", header_ok, body), "string")
 
 
 def gzip_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     data = T("tryBase64Decode({0})", to_string(args[0]))
-    flags = _byte(data, "4")
+    flags = _byte("4")
     header_ok = T(
         "(length({0}) >= 18 AND "
-        + _byte(data, "1")
+        + _byte("1")
         + " = 31 AND "
-        + _byte(data, "2")
+        + _byte("2")
         + " = 139 AND "
-        + _byte(data, "3")
+        + _byte("3")
         + " = 8 AND bitAnd("
         + flags
         + ", 246) = 0)",
@@ -185,7 +181,7 @@ def gzip_decompress(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         "if(bitAnd(" + flags + ", 8) != 0, position({0}, char(0), 11) + 1, 11)",
         data,
     )
-    body = _inflate_stored(data, start, "gzip_decompress_from_base64_string")
+    body = _inflate(data, start)
     return Typed(T("if({0}, ifNull({1}, ''), '')", header_ok, body), "string")
 
 

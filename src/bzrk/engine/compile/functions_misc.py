@@ -64,6 +64,39 @@ def ipv4_range_to_cidr_list(c: ExprCompiler, args: list[Typed], node: K.Call) ->
     )
 
 
+_FIXED_SIZES = {"bool": 1, "int": 4, "long": 8, "real": 8, "datetime": 8, "timespan": 8}
+
+
+def estimate_data_size(c: ExprCompiler, node: K.Call) -> Typed:
+    """Bytes of the given values (``*``: the whole row): fixed widths for numbers and times,
+    16 for guids and decimals, the UTF-8 length of strings and of dynamic JSON text."""
+    from bzrk.kql import syntax as K
+
+    values: list[Typed] = []
+    for arg in node.args:
+        if isinstance(arg, K.Star):
+            row = c.scope.input_columns if c.scope.input_columns is not None else c.scope.columns
+            values.extend(v for name, v in row.items() if not name.startswith("__"))
+        else:
+            values.append(c.compile(arg))
+    sizes: list[S.Expr] = [S.Lit(0)]
+    for value in values:
+        if value.type in ("string", "dynamic"):
+            size = T("toInt64(length(ifNull({0}, '')))", value.sql)
+        else:
+            width = _FIXED_SIZES.get(value.type, 16)
+            size = T("if(isNull({0}), 0, " + str(width) + ")", value.sql)
+        sizes.append(size)
+    return Typed(T("toInt64({0})", _sum(sizes)), "long")
+
+
+def _sum(terms: list[S.Expr]) -> S.Expr:
+    total = terms[0]
+    for term in terms[1:]:
+        total = S.BinOp("+", total, term)
+    return total
+
+
 MISC_FUNCTIONS = {
     "assert": assert_,
     "ipv4_range_to_cidr_list": ipv4_range_to_cidr_list,

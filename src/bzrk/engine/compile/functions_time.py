@@ -1,4 +1,4 @@
-"""Time-zone conversions whose zone may differ per row.
+"""Time-zone conversions whose zone may differ per row, and bin_auto.
 
 ClickHouse wants a constant zone in ``toTimeZone``/``toDateTime64``; ``formatDateTime`` is the
 one function that takes the zone per row, so a zone held in a column goes through the wall-clock
@@ -59,7 +59,26 @@ def datetime_local_to_utc(c: ExprCompiler, args: list[Typed], node: K.Call) -> T
     return Typed(sql, "datetime")
 
 
+def bin_auto(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """bin_at with the size and origin from `set query_bin_auto_size` / `query_bin_auto_at`."""
+    from bzrk.engine.compile.errors import unsupported
+    from bzrk.engine.compile.functions import bin_value
+
+    size_node = c.scope.lets.get("$set:query_bin_auto_size")
+    if size_node is None:
+        raise unsupported(
+            node, "bin_auto needs `set query_bin_auto_size=...`", code="InvalidArgument"
+        )
+    at_node = c.scope.lets.get("$set:query_bin_auto_at")
+    size = c.compile(size_node)
+    at = c.compile(at_node) if at_node is not None else None
+    if at is None:
+        return bin_value(c, args[0], size)
+    return bin_value(c, args[0], size, at)
+
+
 TIME_FUNCTIONS = {
+    "bin_auto": bin_auto,
     "datetime_utc_to_local": datetime_utc_to_local,
     "datetime_local_to_utc": datetime_local_to_utc,
 }

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
+from bzrk.engine.compile.aggregates import (
+    AggregateContext,
+    default_name,
+    is_aggregate,
+    nearest_rank_level,
+)
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
@@ -126,7 +131,11 @@ class QueryCompiler:
                 )
                 result.tables.extend(self._pending_forks)
                 self._pending_forks = []
-            elif isinstance(statement, K.SetOption | K.DeclareParameters):
+            elif isinstance(statement, K.SetOption):
+                # Options that expressions read (bin_auto's size and origin) stay visible.
+                if statement.value is not None:
+                    self.lets["$set:" + statement.name.lower()] = statement.value
+            elif isinstance(statement, K.DeclareParameters):
                 continue
             elif isinstance(statement, K.DeclarePattern):
                 from bzrk.engine.compile.patterns import declare_pattern
@@ -406,6 +415,10 @@ class QueryCompiler:
                 value.type,
             )
         group = self.window_groups.get(id(node))
+        if name == "row_window_session" and group is not None:
+            from bzrk.engine.compile.window_session import session_start
+
+            return session_start(args, group)
         if name in ("row_rank_dense", "row_rank_min") and group is None:
             raise unsupported(node, f"'{name}' is not supported here")
         if name in ("row_rank_dense", "row_rank_min") and group is not None:
@@ -562,7 +575,15 @@ def _projection(
     return result
 
 
-_WINDOW_NAMES = ("prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min")
+_WINDOW_NAMES = (
+    "prev",
+    "next",
+    "row_number",
+    "row_cumsum",
+    "row_rank_dense",
+    "row_rank_min",
+    "row_window_session",
+)
 
 
 def _uses_window(node: K.Node) -> bool:
@@ -583,7 +604,7 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
             restart = node.name in ("row_number", "row_cumsum") and len(node.args) > 1
             if restart and isinstance(node.args[1], K.Literal) and node.args[1].value is False:
                 restart = False
-            if restart or node.name in ("row_rank_dense", "row_rank_min"):
+            if restart or node.name in ("row_rank_dense", "row_rank_min", "row_window_session"):
                 calls.append(node)
     if not calls:
         return relation
@@ -595,6 +616,12 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
         compiler = ExprCompiler(scope)
         if call.name in ("row_number", "row_cumsum"):
             cond = compiler.as_bool(compiler.compile(call.args[1]))
+        elif call.name == "row_window_session":
+            from bzrk.engine.compile.window_session import group_start_condition
+
+            cond = group_start_condition(
+                compiler, call, lambda v, c=call: qc._row_window("prev", [v], c)
+            )
         else:
             value = compiler.compile(call.args[0])
             previous = qc._row_window("prev", [value], call)
@@ -870,6 +897,10 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
             name = kql_expression_name(expr, aggregate=True) or default_name(expr)
+            if expr.name == "percentile" and len(expr.args) >= 2:
+                # percentile(x, 55) is named like percentiles(x, 55): percentile_x_55.
+                with contextlib.suppress(CompileError):
+                    name = f"{name}_{_percent_label(_const(expr.args[1]))}"
             if expr.name.startswith("covariance") and len(expr.args) >= 2:
                 # covariance(x, y) is named after both columns.
                 name = (
@@ -896,6 +927,7 @@ def _by_name(node: K.Expr) -> str | None:
             "bin",
             "floor",
             "bin_at",
+            "bin_auto",
             "startofday",
             "startofweek",
             "startofmonth",
@@ -975,17 +1007,23 @@ def _percentiles(
     value = ExprCompiler(scope).compile(call.args[0])
     column = _expr_name(call.args[0]) or ""
     weighted = call.name.startswith("percentilesw")
-    points = _percentile_points(call.args[2:] if weighted else call.args[1:])
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
 
     def quantile(pct: Any) -> S.Expr:
+        # A percentage from a parameter or let is a constant expression, folded by ClickHouse.
+        level = (
+            T("greatest(0, toFloat64({0}) / 100.0 - 1e-12)", pct.sql)
+            if isinstance(pct, Typed)
+            else S.Lit(nearest_rank_level(float(pct)))
+        )
         if not weighted:
-            return S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)])
+            return S.Func("quantileExactLow", [value.sql], params=[level])
         weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
         # A row's weight counts it that many times (null or negative weights: not at all).
         return S.Func(
             "quantileExactWeighted",
             [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
-            params=[S.Lit(float(pct) / 100.0)],
+            params=[level],
         )
 
     if call.name.endswith("_array"):
@@ -1002,9 +1040,8 @@ def _percentiles(
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
-            label = str(pct).replace(".", "_")
-            if label.endswith("_0"):
-                label = label[:-2]
+            # A computed percentage has no digits to show.
+            label = "p" if isinstance(pct, Typed) else _percent_label(pct)
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
@@ -1019,14 +1056,33 @@ def _percentiles(
         )
 
 
+def _percent_label(pct: Any) -> str:
+    """`50` → `50`, `50.0` → `50`, `99.9` → `99_9` (as Kusto names percentile columns)."""
+    label = str(pct).replace(".", "_")
+    return label[:-2] if label.endswith("_0") else label
+
+
 _PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
 
 
-def _percentile_points(nodes: list[K.Expr]) -> list[Any]:
-    """Constant percentages, given one by one or as one dynamic array."""
+def _percentile_points(nodes: list[K.Expr], scope: Scope) -> list[Any]:
+    """Percentages: literals (one by one or one dynamic array) or constant expressions."""
+    from bzrk.engine.compile.expressions import _reads_columns
+
     if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
         return list(nodes[0].value)
-    return [_const(p) for p in nodes]
+    points: list[Any] = []
+    for node in nodes:
+        try:
+            points.append(_const(node))
+            continue
+        except CompileError:
+            pass
+        value = ExprCompiler(scope).compile(node)
+        if _reads_columns(value.sql):
+            raise unsupported(node, "percentiles need constant percentages")
+        points.append(value)
+    return points
 
 
 def _const(node: K.Expr) -> Any:
