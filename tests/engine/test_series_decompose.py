@@ -74,3 +74,16 @@ def test_series_outliers_scores_beyond_the_fences(chdb_backend) -> None:  # type
     )
     assert all(abs(score) < 1.5 for score in got["o"][:10])
     assert got["o"][10] > 1.5
+
+
+def test_series_fit_poly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print x = dynamic([1, 2, 3, 4, 5, 6]), y = dynamic([2, 5, 10, 17, 26, 37])"
+        " | extend series_fit_poly(y, x, 2) | extend (r, c, v, rv, f) = series_fit_poly(y)",
+    )
+    assert got["series_fit_poly_y_coefficients"] == pytest.approx([1, 0, 1], abs=1e-9)
+    assert got["series_fit_poly_y_rsquare"] == pytest.approx(1.0)
+    assert got["series_fit_poly_y_poly_fit"] == pytest.approx([2, 5, 10, 17, 26, 37])
+    # Degree 1 by default, x = 1..n: the least-squares line through the parabola.
+    assert got["c"] == pytest.approx([7, 97 / 6 - 24.5])
