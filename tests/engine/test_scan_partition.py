@@ -83,3 +83,18 @@ def test_partition_runs_scan_and_prev_per_key(chdb_backend) -> None:  # type: ig
 def test_scan_rejects_unknown_assignment(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CompileError):
         rows(chdb_backend, "range x from 1 to 2 step 1 | scan with (step s: true => nope = 1;)")
+
+
+def test_partition_with_a_query_per_key(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    let Limits = datatable(name:string, limit:long) ["low", 2, "high", 4];
+    Limits
+    | project k = strcat(name, ":", limit)
+    | partition hint.strategy=native by k {
+        range x from 1 to 5 step 1
+        | extend key = toscalar(k)
+        | where x > tolong(split(key, ":")[1])
+    }
+    | summarize n = count() by key
+    | order by key asc"""
+    assert rows(chdb_backend, kql) == [["high:4", 1], ["low:2", 3]]
