@@ -54,3 +54,12 @@ def test_unspecified_delimiters_and_regex(chdb_backend) -> None:  # type: ignore
         " | parse-kv str as (['ref url']:string, id:long) with (regex=@'\"([\\w ]+)\\s*:\\s*([^\"]*)\"')",
     )
     assert got == [["http://a/?x=1", 7]]
+
+
+def test_relaxed_parse_nulls_values_of_the_wrong_type(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(str:string) ['a=1, b=x, c=3', 'a=bad, b=2, c=4']"
+        ' | parse kind=relaxed str with "a=" a:long ", b=" b:long ", c=" c:long',
+    )
+    assert got == [[1, None, 3], [None, 2, 4]]

@@ -67,10 +67,16 @@ def pattern_regex(
         if part.column is not None:
             kql_type = normalize_kql_type(part.column.type or "string")
             columns.append((part.column.name, kql_type))
-            if kql_type in _TYPED_GROUPS:
+            if kql_type in _TYPED_GROUPS and kind == "relaxed":
+                # Relaxed: a value of the wrong type still matches (and converts to null).
+                typed = _TYPED_GROUPS[kql_type][1:-1]
+                regex.append(f"({typed}|.*)" if last else f"({typed}|.*?)")
+            elif kql_type in _TYPED_GROUPS:
                 regex.append(_TYPED_GROUPS[kql_type])
             else:
-                # Regex mode is greedy unless flags say U; simple mode stops at the next literal.
+                # Regex mode is greedy unless flags say U; simple mode stops at the next
+                # literal; relaxed mode reads typed values that way too and lets conversion
+                # null the ones that do not convert.
                 regex.append("(.*)" if kind == "regex" or last else "(.*?)")
         elif part.literal is not None:
             regex.append(
@@ -99,7 +105,9 @@ def _convert(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
         "guid": "toguid",
         "decimal": "todecimal",
     }[kql_type]
-    return FUNCTIONS[converter](c, [Typed(T("nullIf({0}, '')", text), "string")], None)  # type: ignore[arg-type]
+    # Surrounding whitespace (a line break a greedy group took along) does not stop a conversion.
+    trimmed = T("nullIf(replaceRegexpAll({0}, '^\\s+|\\s+$', ''), '')", text)
+    return FUNCTIONS[converter](c, [Typed(trimmed, "string")], None)  # type: ignore[arg-type]
 
 
 def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
