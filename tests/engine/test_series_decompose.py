@@ -87,3 +87,19 @@ def test_series_fit_poly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     assert got["series_fit_poly_y_poly_fit"] == pytest.approx([2, 5, 10, 17, 26, 37])
     # Degree 1 by default, x = 1..n: the least-squares line through the parabola.
     assert got["c"] == pytest.approx([7, 97 / 6 - 24.5])
+
+
+def test_series_fill_linear_keeps_integers_and_fills_empty_series(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print i = dynamic([null, 10, null, 15]), r = dynamic([null, 10.0, null, 15.0]),"
+        " e = dynamic([null, null])"
+        " | project i = series_fill_linear(i), r = series_fill_linear(r), e = series_fill_linear(e),"
+        " c = series_fill_linear(e, double(null), true, 2.5)",
+    )
+    assert got == {"i": [10, 10, 12, 15], "r": [10, 10, 12.5, 15], "e": [0, 0], "c": [2.5, 2.5]}
+
+
+def test_series_dot_product_broadcasts_a_scalar(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(chdb_backend, "print d = series_dot_product(dynamic([1, 2, 4]), 2)")
+    assert got == {"d": 14.0}
