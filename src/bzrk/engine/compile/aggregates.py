@@ -219,12 +219,19 @@ def _precision(n: K.Call, position: int) -> int:
 
 
 def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    return Typed(T(f"toInt64(uniqCombined({_precision(n, 1)})({{0}}))", a[0].sql), "long")
+    # ifNull: over no rows a nullable argument makes the aggregate null; Kusto says 0.
+    return Typed(
+        T(f"toInt64(ifNull(uniqCombined({_precision(n, 1)})({{0}}), 0))", a[0].sql), "long"
+    )
 
 
 def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(
-        T(f"toInt64(uniqCombinedIf({_precision(n, 2)})({{0}}, {{1}}))", a[0].sql, _cond(c, a[1])),
+        T(
+            f"toInt64(ifNull(uniqCombinedIf({_precision(n, 2)})({{0}}, {{1}}), 0))",
+            a[0].sql,
+            _cond(c, a[1]),
+        ),
         "long",
     )
 

@@ -962,7 +962,7 @@ def _percentiles(
             sqls.append(
                 T(
                     "toJSONString(quantileExactLow({0})({1}))",
-                    S.Lit(float(_const(p)) / 100.0),
+                    S.Lit(float(_const(p, qc.lets)) / 100.0),
                     value.sql,
                 )
             )
@@ -975,7 +975,7 @@ def _percentiles(
         out.append((name, "dynamic"))
         return
     for i, p in enumerate(points):
-        pct = _const(p)
+        pct = _const(p, qc.lets)
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
@@ -998,11 +998,21 @@ def _percentiles(
         )
 
 
-def _const(node: K.Expr) -> Any:
+def _const(node: K.Expr, lets: dict[str, Any] | None = None) -> Any:
     if isinstance(node, K.Literal):
         return node.value
     if isinstance(node, K.Unary) and isinstance(node.operand, K.Literal):
         return -node.operand.value
+    if isinstance(node, K.NameRef) and lets is not None and isinstance(lets.get(node.name), Typed):
+        # A constant bound to a name (a function parameter, a let): its literal inside casts.
+        sql: S.Expr = lets[node.name].sql
+        while isinstance(sql, S.Cast | S.Template) and not isinstance(sql, S.Lit):
+            inner = [sql.operand] if isinstance(sql, S.Cast) else list(sql.args)
+            if len(inner) != 1:
+                break
+            sql = inner[0]
+        if isinstance(sql, S.Lit) and isinstance(sql.value, int | float):
+            return sql.value
     raise unsupported(node, "expected a constant")
 
 
@@ -1747,7 +1757,7 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
         keys = [
             (c.name, normalize_kql_type(c.type))
             for c in op.schema
-            if c.name not in dict(relation.columns)
+            if c.name != "*" and c.name not in dict(relation.columns)
         ]
     else:
         if qc.probe is None:
