@@ -470,7 +470,7 @@ def dcount_intersect(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> R
     relation = _strip_rn(qc, relation)
     compiler = ExprCompiler(relation.scope(qc.lets))
     sketches = [compiler.compile(a) for a in args]
-    columns = [(S.Col(n), n) for n, _ in relation.columns]
+    columns: list[tuple[S.Expr, str]] = [(S.Col(n), n) for n, _ in relation.columns]
     out = list(relation.columns)
     for k in range(len(sketches)):
         sets = ", ".join(f"JSONExtractArrayRaw(ifNull({{{i}}}, '[]'))" for i in range(k + 1))

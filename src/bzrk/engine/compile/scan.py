@@ -193,7 +193,7 @@ def op_scan(qc: QueryCompiler, op: K.Scan, relation: Relation) -> Relation:
     )
     fold = f"arrayFold(({_ACC}, {_EL}) -> {fold_body}, {pairs}, {init})"
 
-    group_cols = [S.Col(part)] if part else []
+    group_cols: list[S.Expr] = [S.Col(part)] if part else []
     # Each value is cast to its column's declared type, so the state tuples have one shape.
     tuple_row = _raw(
         _tup(
@@ -231,9 +231,9 @@ def op_scan(qc: QueryCompiler, op: K.Scan, relation: Relation) -> Relation:
     )
     columns: list[tuple[S.Expr, str]] = []
     out: list[tuple[str, str]] = []
-    for i, (name, kql_type) in enumerate(zip(names, types, strict=True)):
+    for i, (name, column_type) in enumerate(zip(names, types, strict=True)):
         columns.append((_raw(_el(_el("`__scan_o`", 4), i + 1)), name))
-        out.append((name, kql_type))
+        out.append((name, column_type))
     if match_col:
         columns.append((_raw(_el("`__scan_o`", 2)), match_col))
         out.append((match_col, "long"))

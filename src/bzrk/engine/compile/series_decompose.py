@@ -38,8 +38,10 @@ def _json(text: str) -> str:
 
 
 def _arg(a: list[Typed], index: int, kql_type: str, default: object) -> S.Expr:
-    if len(a) > index and not (isinstance(a[index].sql, S.Lit) and a[index].sql.value is None):
-        return cast_to(a[index], kql_type).sql
+    if len(a) > index:
+        sql = a[index].sql
+        if not (isinstance(sql, S.Lit) and sql.value is None):
+            return cast_to(a[index], kql_type).sql
     return lit(default)
 
 
