@@ -25,7 +25,8 @@ def test_where_with_prev(chdb_backend) -> None:  # type: ignore[no-untyped-def]
         chdb_backend,
         "range x from 1 to 6 step 1 | extend y = x / 2 | where y != prev(y) | project x",
     )
-    assert got == [[2], [4], [6]]
+    # The first row's prev(y) is null, and Kusto's `0 != null` is true: the row stays.
+    assert got == [[1], [2], [4], [6]]
 
 
 def test_invoke_binds_the_input_with_optional_parameters(chdb_backend) -> None:  # type: ignore[no-untyped-def]
@@ -54,3 +55,20 @@ def test_bag_unpack_schema_with_star(chdb_backend) -> None:  # type: ignore[no-u
     datatable(d:dynamic, k:string) [dynamic({"a": 1, "b": "x"}), "r"]
     | evaluate bag_unpack(d) : (*, a:long)"""
     assert rows(chdb_backend, kql) == [["r", 1]]
+
+
+def test_fork_branches_take_their_as_names() -> None:
+    from bzrk.engine.compile.query import QueryCompiler
+    from bzrk.kql.parser import parse
+
+    def names(kql: str) -> list[str]:
+        return [t.name for t in QueryCompiler().compile(parse(kql)).tables]
+
+    assert names("range x from 1 to 5 step 1 | fork (count | as Totals) (take 2 | as Two)") == [
+        "Totals",
+        "Two",
+    ]
+    assert names("range x from 1 to 5 step 1 | fork A = (count) (take 2)") == [
+        "A",
+        "GenericResult1",
+    ]

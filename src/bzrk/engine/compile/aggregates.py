@@ -219,7 +219,7 @@ def _precision(n: K.Call, position: int) -> int:
 
 
 def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    # ifNull: over no rows a nullable argument makes the aggregate null; Kusto says 0.
+    # ifNull: over no non-null input the Nullable variant answers NULL; Kusto counts 0.
     return Typed(
         T(f"toInt64(ifNull(uniqCombined({_precision(n, 1)})({{0}}), 0))", a[0].sql), "long"
     )
@@ -330,7 +330,9 @@ agg("binary_all_and", _logical("groupBitAnd"))
 agg("binary_all_or", _logical("groupBitOr"))
 agg("binary_all_xor", _logical("groupBitXor"))
 
-MULTI_COLUMN = frozenset({"arg_max", "arg_min", "percentiles", "take_any"})
+MULTI_COLUMN = frozenset(
+    {"arg_max", "arg_min", "percentiles", "percentilesw", "percentilesw_array", "take_any"}
+)
 
 
 def default_name(call: K.Call) -> str:

@@ -246,6 +246,19 @@ class ExprCompiler:
         a, b = self.comparable(a, b)
         if a.type == "string" and b.type == "string":
             return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
+        if op in ("==", "!="):
+            # Kusto: null == non-null is false (!= true); only null == null is null.
+            return Typed(
+                T(
+                    "if(isNull({0}) OR isNull({1}), if(isNull({0}) AND isNull({1}), NULL, "
+                    + ("false" if op == "==" else "true")
+                    + "), {2})",
+                    a.sql,
+                    b.sql,
+                    S.BinOp(sql_op, a.sql, b.sql),
+                ),
+                "bool",
+            )
         return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
 
     def comparable(self, a: Typed, b: Typed) -> tuple[Typed, Typed]:

@@ -546,9 +546,12 @@ def ipv6_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
 
 
 def _registry() -> dict[str, Plugin]:
+    from bzrk.engine.compile.geo_lookup import geo_lookup
     from bzrk.engine.compile.query import _bag_unpack, _ipv4_lookup
 
     return {
+        "geo_polygon_lookup": lambda qc, op, rel: geo_lookup(qc, op, rel, "polygon"),
+        "geo_line_lookup": lambda qc, op, rel: geo_lookup(qc, op, rel, "line"),
         "bag_unpack": _bag_unpack,
         "ipv4_lookup": _ipv4_lookup,
         "ipv6_lookup": ipv6_lookup,

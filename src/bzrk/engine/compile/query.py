@@ -18,6 +18,7 @@ from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_ag
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget, series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -67,6 +68,8 @@ class CompiledTable:
 class CompiledQuery:
     tables: list[CompiledTable] = field(default_factory=list)
     visualization: Visualization | None = None
+    # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
+    budgets: list[SummarizeBudget] = field(default_factory=list)
 
 
 @dataclass
@@ -103,6 +106,9 @@ class QueryCompiler:
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
         self.window_groups: dict[int, str] = {}
+        # The summarize memory budget; set by the query service, None elsewhere.
+        self.budget_policy: BudgetPolicy | None = None
+        self.budgets: list[SummarizeBudget] = []
 
     # --- statements ------------------------------------------------------------------------
 
@@ -129,6 +135,7 @@ class QueryCompiler:
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
+        result.budgets = list(self.budgets)
         return result
 
     def _table_name(self, relation: Relation, index: int) -> str:
@@ -399,16 +406,20 @@ class QueryCompiler:
                 value.type,
             )
         group = self.window_groups.get(id(node))
-        if name == "row_rank_dense":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
-            return Typed(T("toInt64(" + S.quote_identifier(group) + " + 1)"), "long")
-        if name == "row_rank_min":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
+        if name in ("row_rank_dense", "row_rank_min") and group is None:
+            raise unsupported(node, f"'{name}' is not supported here")
+        if name in ("row_rank_dense", "row_rank_min") and group is not None:
             grp = S.quote_identifier(group)
+            # With a restart condition ranks count inside its segments (see _window_groups).
+            segment = f"(PARTITION BY {S.quote_identifier(group + 'r')})" if len(args) > 1 else "()"
+            if name == "row_rank_dense":
+                return Typed(T(f"toInt64({grp} - min({grp}) OVER {segment} + 1)"), "long")
             return Typed(
-                T("toInt64(min(`__rn`) OVER (PARTITION BY " + grp + ") - min(`__rn`) OVER () + 1)"),
+                T(
+                    "toInt64(min(`__rn`) OVER (PARTITION BY "
+                    + grp
+                    + f") - min(`__rn`) OVER {segment} + 1)"
+                ),
                 "long",
             )
         partition = f"PARTITION BY {S.quote_identifier(group)} " if group else ""
@@ -587,7 +598,12 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
         else:
             value = compiler.compile(call.args[0])
             previous = qc._row_window("prev", [value], call)
-            cond = T("({0} != {1})", value.sql, previous.sql)
+            cond = T("ifNull({0} != {1}, false)", value.sql, previous.sql)
+            if len(call.args) > 1:
+                # A rank restarts where its condition holds: `__grp{k}r` numbers those segments.
+                restart = T("ifNull({0}, false)", compiler.as_bool(compiler.compile(call.args[1])))
+                conditions.append((T("toInt64({0})", restart), f"__rc{k}r"))
+                cond = T("({0} OR {1})", cond, restart)
         conditions.append((T("toInt64(ifNull({0}, false))", cond), f"__rc{k}"))
         qc.window_groups[id(call)] = f"__grp{k}"
     base = [(S.Col(n), n) for n, _ in relation.columns]
@@ -817,6 +833,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    keys: list[tuple[str, S.Expr, str]] = []
     part = _partition(qc, relation)
     if part:
         used.add(part)
@@ -838,13 +855,14 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         group_by.append(value.sql)
         columns.append((value.sql, name))
         out.append((name, value.type))
+        keys.append((name, value.sql, value.type))
     agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
     for item in op.aggregates:
         expr = item.expr
         if isinstance(expr, K.Call) and expr.name in ("arg_max", "arg_min"):
             _arg_extreme(qc, expr, item, row_scope, relation, columns, out, used)
             continue
-        if isinstance(expr, K.Call) and expr.name in ("percentiles", "percentiles_array"):
+        if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
             _percentiles(qc, expr, item, row_scope, columns, out, used)
             continue
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
@@ -863,7 +881,8 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         used.add(name)
         columns.append((value.sql, name))
         out.append((name, value.type))
-    return qc._select(relation, columns, out, group_by=group_by)
+    keep_series = series_filter(qc, op, relation, keys)
+    return qc._select(relation, columns, out, group_by=group_by, where=keep_series)
 
 
 def _by_name(node: K.Expr) -> str | None:
@@ -955,17 +974,22 @@ def _percentiles(
 ) -> None:
     value = ExprCompiler(scope).compile(call.args[0])
     column = _expr_name(call.args[0]) or ""
-    points = [a for a in call.args[1:]]
-    if call.name == "percentiles_array":
-        sqls = []
-        for p in points:
-            sqls.append(
-                T(
-                    "toJSONString(quantileExactLow({0})({1}))",
-                    S.Lit(float(_const(p, qc.lets)) / 100.0),
-                    value.sql,
-                )
-            )
+    weighted = call.name.startswith("percentilesw")
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:], qc.lets)
+
+    def quantile(pct: Any) -> S.Expr:
+        if not weighted:
+            return S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)])
+        weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
+        # A row's weight counts it that many times (null or negative weights: not at all).
+        return S.Func(
+            "quantileExactWeighted",
+            [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
+            params=[S.Lit(float(pct) / 100.0)],
+        )
+
+    if call.name.endswith("_array"):
+        sqls = [T("toJSONString({0})", quantile(p)) for p in points]
         name = item.names[0] if item.names else f"percentiles_{column}"
         name = _unique(name, used)
         used.add(name)
@@ -974,8 +998,7 @@ def _percentiles(
         )
         out.append((name, "dynamic"))
         return
-    for i, p in enumerate(points):
-        pct = _const(p, qc.lets)
+    for i, pct in enumerate(points):
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
@@ -985,9 +1008,7 @@ def _percentiles(
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
-        columns.append(
-            (S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)]), name)
-        )
+        columns.append((quantile(pct), name))
         out.append(
             (
                 name,
@@ -996,6 +1017,16 @@ def _percentiles(
                 else "real",
             )
         )
+
+
+_PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
+
+
+def _percentile_points(nodes: list[K.Expr], lets: dict[str, Any] | None = None) -> list[Any]:
+    """Constant percentages, given one by one or as one dynamic array."""
+    if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
+        return list(nodes[0].value)
+    return [_const(p, lets) for p in nodes]
 
 
 def _const(node: K.Expr, lets: dict[str, Any] | None = None) -> Any:
@@ -1392,6 +1423,13 @@ def src_print(qc: QueryCompiler, op: K.Print) -> Relation:
     columns, out = [], []
     used: set[str] = set()
     for i, item in enumerate(op.items):
+        multi = _multi_column(ExprCompiler(scope), item)
+        if multi is not None:
+            for name, value in multi:
+                columns.append((value.sql, _unique(name, used)))
+                used.add(columns[-1][1])
+                out.append((columns[-1][1], value.type))
+            continue
         value = ExprCompiler(scope).compile(item.expr)
         name = item.names[0] if item.names else f"print_{i}"
         name = _unique(name, used)
@@ -1446,8 +1484,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
         s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
         count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
         value = Typed(T("({0} + number * {1})", s, st), "real")
-    # Bounds from toscalar() are nullable; a null bound gives no rows.
-    count = T("assumeNotNull(ifNull({0}, 0))", count)
+    # Bounds from toscalar() are Nullable; numbers() needs a plain count (null bounds: no rows).
+    count = T("assumeNotNull(ifNull({0}, toUInt64(0)))", count)
     query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
     return qc._new_cte(query, [(op.name, value.type)], ordered=True)
 
@@ -1464,6 +1502,8 @@ def op_fork(qc: QueryCompiler, op: K.Fork, relation: Relation) -> Relation:
     first: Relation | None = None
     for i, (branch, name) in enumerate(zip(op.branches, op.names, strict=True)):
         result = qc.tabular(branch, relation)
+        # A branch is named by `name = (...)`, else by an `as` inside it, else GenericResult<i>.
+        name = name or qc._result_names.get(result.name)
         if first is None:
             first = result
             qc._result_names = {**qc._result_names, result.name: name or "GenericResult"}
@@ -1829,9 +1869,12 @@ _OPERATORS[K.Sample] = op_sample
 def _multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, Typed]] | None:
     """`series_stats(x)`, `series_fit_line(y)`: one column per field of the function's result."""
     from bzrk.engine.compile.functions import FUNCTIONS
+    from bzrk.engine.compile.functions_arrays import SORTS, sorted_array_columns
     from bzrk.engine.compile.series import MULTI_COLUMN_FUNCTIONS
 
     expr = item.expr
+    if isinstance(expr, K.Call) and expr.name in SORTS and len(item.names) <= 1:
+        return sorted_array_columns(compiler, expr, _expr_name)
     if not isinstance(expr, K.Call) or expr.name not in MULTI_COLUMN_FUNCTIONS:
         return None
     builder_name, fields = MULTI_COLUMN_FUNCTIONS[expr.name]
