@@ -90,3 +90,12 @@ def test_line_covering_includes_cells_within_radius(chdb_backend) -> None:  # ty
     )
     cells, here, near, far = got[0]
     assert here in cells and near in cells and far not in cells
+
+
+def test_line_covering_without_radius_is_the_cells_crossed(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        'print geo_line_to_s2cells(dynamic({"type":"LineString","coordinates":[[-73.99,40.75],[-73.98,40.76]]}), 14)',
+    )
+    # the cells a dense sampling of the geodesic visits (S2 reference library)
+    assert got[0][0] == ["89c25855", "89c258f9", "89c258ff", "89c259ab", "89c259ad", "89c259af"]

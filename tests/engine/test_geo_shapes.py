@@ -72,3 +72,40 @@ def test_multipolygon_area_counts_overlaps_once(chdb_backend) -> None:  # type: 
         f"print geo_polygon_area(dynamic({multi})) / geo_polygon_area(dynamic({SQUARE}))",
     )
     assert got[0][0] == pytest.approx(1.75, rel=1e-3)
+
+
+def test_intersection_keeps_touching_vertices_as_points(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    tri = '{"type":"Polygon","coordinates":[[[2,45],[0,45],[1,44],[2,45]]]}'
+    touching = '{"type":"Polygon","coordinates":[[[3,44],[2,45],[2,43],[3,44]]]}'
+    got = rows(
+        chdb_backend,
+        f"print geo_intersection_2polygons(dynamic({tri}), dynamic({touching})),"
+        f" geo_intersection_2polygons(dynamic({tri}), dynamic({SQUARE}))",
+    )
+    assert got[0][0] == {"type": "Point", "coordinates": [2, 45]}
+    assert got[0][1] == {"type": "GeometryCollection", "geometries": []}
+
+
+def test_geo_from_wkt_geometry_collection(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "datatable(w:string)['GEOMETRYCOLLECTION (POINT (1 1),LINESTRING (2 2, 3 3),"
+        "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 0))))', 'POINT (1 2)']"
+        " | project geo_from_wkt(w)",
+    )
+    assert got[0][0] == {
+        "type": "GeometryCollection",
+        "geometries": [
+            {"type": "Point", "coordinates": [1, 1]},
+            {"type": "LineString", "coordinates": [[2, 2], [3, 3]]},
+            {"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [1, 1], [0, 0]]]]},
+        ],
+    }
+    assert got[1][0] == {"type": "Point", "coordinates": [1, 2]}
+
+
+def test_union_of_one_polygon_keeps_it_counter_clockwise(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(chdb_backend, f"print geo_union_polygons_array(pack_array(dynamic({SQUARE})))")
+    ring = got[0][0]["coordinates"][0]
+    assert len(ring) == 5
+    assert sum(a[0] * b[1] - b[0] * a[1] for a, b in itertools.pairwise(ring)) > 0

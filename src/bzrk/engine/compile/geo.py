@@ -236,7 +236,8 @@ def geo_point_in_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     lon, lat = _real(a[0]), _real(a[1])
     # ClickHouse throws on degenerate rings; Kusto answers null, so they never reach it.
     valid = T(valid_shape_text("{0}"), a[2].sql)
-    poly = T("if({0}, {1}, {2})", valid, a[2].sql, S.Lit(SAFE_POLYGON_JSON))
+    # Bound once (lambda lets) so that the validity test is not repeated in the SQL.
+    poly = T("__gshape")
     rings = T("JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Float64)))')", poly)
     multi = T(
         "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Array(Float64))))')", poly
@@ -250,22 +251,28 @@ def geo_point_in_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
     single = inside_one.replace("{r}", "{2}")
     many = "arrayExists(poly -> " + inside_one.replace("{r}", "poly") + ", {3})"
+    test = T(
+        "if("
+        + _VALID_POINT.replace("{0}", "{5}").replace("{1}", "{6}")
+        + " AND __gvalid, if(JSONExtractString(ifNull({4}, ''), 'type') = 'MultiPolygon', "
+        + many
+        + ", "
+        + single
+        + "), NULL)",
+        T("toFloat64(ifNull({0}, 0))", lon),
+        T("toFloat64(ifNull({0}, 0))", lat),
+        rings,
+        multi,
+        poly,
+        lon,
+        lat,
+    )
     return Typed(
         T(
-            "if("
-            + _VALID_POINT.replace("{0}", "{5}").replace("{1}", "{6}")
-            + " AND {7}, if(JSONExtractString(ifNull({4}, ''), 'type') = 'MultiPolygon', "
-            + many
-            + ", "
-            + single
-            + "), NULL)",
-            T("toFloat64(ifNull({0}, 0))", lon),
-            T("toFloat64(ifNull({0}, 0))", lat),
-            rings,
-            multi,
-            poly,
-            lon,
-            lat,
+            "arrayMap(__gvalid -> arrayMap(__gshape -> {0}, [if(__gvalid, {1}, {2})])[1], [{3}])[1]",
+            test,
+            a[2].sql,
+            S.Lit(SAFE_POLYGON_JSON),
             valid,
         ),
         "bool",
@@ -504,8 +511,35 @@ def geo_polygon_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+# One member of a GEOMETRYCOLLECTION: a keyword and up to three levels of parentheses.
+_WKT_MEMBER = (
+    "(?i)(?:MULTIPOLYGON|MULTILINESTRING|MULTIPOINT|POLYGON|LINESTRING|POINT)\\s*"
+    "\\((?:[^()]|\\((?:[^()]|\\([^()]*\\))*\\))*\\)"
+)
+
+
 def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     text = to_string(a[0])
+    member = _wkt_geometry(T("__gw"))
+    collection = T(
+        'concat(\'{{"type":"GeometryCollection","geometries":[\', arrayStringConcat(arrayMap(__gw -> '
+        "{1}, extractAll({0}, " + S.quote_string(_WKT_MEMBER) + ")), ','), ']}}')",
+        text,
+        member,
+    )
+    single = _wkt_geometry(text)
+    return Typed(
+        T(
+            "if(match(upper({0}), '^\\s*GEOMETRYCOLLECTION\\s*\\('), {1}, {2})",
+            text,
+            collection,
+            single,
+        ),
+        "dynamic",
+    )
+
+
+def _wkt_geometry(text: S.Expr) -> S.Expr:
     kinds = [
         ("MULTIPOLYGON", "MultiPolygon", "readWKTMultiPolygon"),
         ("MULTILINESTRING", "MultiLineString", "readWKTMultiLineString"),
@@ -529,7 +563,7 @@ def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
                 text,
             )
         )
-    return Typed(S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")]), "dynamic")
+    return S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")])
 
 
 GEO_FUNCTIONS.update(

@@ -32,9 +32,13 @@ _VALID_LINE = (
 
 def _unit(v: str) -> str:
     return _let(
-        "__xn",
-        f"sqrt({_dot(v, v)})",
-        f"({v}.1 / __xn, {v}.2 / __xn, {v}.3 / __xn)",
+        "__xv",
+        v,
+        _let(
+            "__xn",
+            f"sqrt({_dot('__xv', '__xv')})",
+            "(__xv.1 / __xn, __xv.2 / __xn, __xv.3 / __xn)",
+        ),
     )
 
 
@@ -64,7 +68,7 @@ def _inside(point: str) -> str:
 def _segment_pieces() -> str:
     """For segment ``__xk`` of line ``__xL`` (lon/lat) / ``__xX`` (unit vectors): its sub-intervals
     as (start lon/lat, end lon/lat, inside)."""
-    a, b = "__xX[__xk]", "__xX[__xk + 1]"
+    a, b = "__xA", "__xB"
     crossing = (
         f"sign(-{_dot('__xn1', '__xe.1')}) = sign({_dot('__xn1', '__xe.2')}) "
         f"AND sign({_dot('__xn1', '__xe.2')}) = sign(-{_dot('__xe.3', b)}) "
@@ -114,9 +118,17 @@ def _segment_pieces() -> str:
     )
     body = _let("__xt", ts, f"arrayMap(__xj -> {piece}, range(1, length(__xt)))")
     return _let(
-        "__xn1",
-        _cross(a, b),
-        _let("__xth", f"atan2(sqrt({_dot('__xn1', '__xn1')}), {_dot(a, b)})", body),
+        "__xA",
+        "__xX[__xk]",
+        _let(
+            "__xB",
+            "__xX[__xk + 1]",
+            _let(
+                "__xn1",
+                _cross(a, b),
+                _let("__xth", f"atan2(sqrt({_dot('__xn1', '__xn1')}), {_dot(a, b)})", body),
+            ),
+        ),
     )
 
 

@@ -5,9 +5,10 @@ face cells are split level by level (an ``arrayFold``), and a child is kept when
 shape. For polygons the test is exact on the sphere (edges are geodesics, as in S2): a polygon
 vertex lies in the cell's (u, v) rectangle, or a polygon edge crosses a cell edge (S2's
 ``CrossingSign`` on unit vectors), or the cell's centre is inside the polygon (winding angle).
-Cells found wholly inside are not tested again below. For lines the test keeps cells whose
-centre lies within ``radius`` plus the cell's circumradius of the line, a covering that may hold
-a few extra cells. More than 65,536 cells gives null, as Kusto does for oversized coverings.
+Cells found wholly inside are not tested again below. For lines without a radius the
+test is the same without the inside part (a vertex in the cell or a crossed cell edge); with a
+radius it keeps cells whose centre lies within ``radius`` plus the cell's circumradius of the
+line, a covering that may hold a few extra cells. More than 65,536 cells gives null, as Kusto does for oversized coverings.
 Tokens come back sorted by cell id.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bzrk.engine import sql as S
 from bzrk.engine.compile.geo import EARTH_RADIUS_M, _segment_distance
 from bzrk.engine.compile.geo_s2 import (
     _face_uv_to_xyz,
@@ -80,7 +82,7 @@ def _cell_centre(cell: str, level: str) -> str:
     )
 
 
-def _polygon_test(cell: str, level: str) -> str:
+def _polygon_test(cell: str, level: str, area: bool = True) -> str:
     """(meets, wholly inside) of a cell against the prepared polygon (``__cE``, ``__cV``, ``__cW``).
 
     ``__cE``: edges as (a, b, a × b); ``__cV``: vertices as (face, u, v); ``__cW``: rings per
@@ -118,6 +120,8 @@ def _polygon_test(cell: str, level: str) -> str:
     centre_in = (
         "arrayExists(__cq -> arrayMap(__cr -> " + winding + ", [__cq[1]])[1] AND NOT "
         "arrayExists(__cr -> " + winding + ", arraySlice(__cq, 2)), __cW)"
+        if area
+        else "false"
     )
     body = _let(
         "__cK",
@@ -217,9 +221,16 @@ def geo_polygon_to_s2cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     safe_level = "toUInt8(if(ifNull({1}, 0) BETWEEN 0 AND 30, ifNull({1}, 0), 0))"
     test = _polygon_test("{cell}", "{level}")
     body = _prepared_polygon(_covering(test, safe_level))
+    # A polygon whose area alone holds far more than the cell limit is refused before any
+    # splitting (an average cell of level L covers 4π / (6 · 4^L) steradians).
+    polys = polygons_text("{0}")
+    huge = (
+        f"arraySum(arrayMap(__cq -> abs(polygonAreaSpherical(__cq)), {polys})) "
+        f"* 6 * pow(4, {safe_level}) / (4 * pi()) > {4 * MAX_CELLS}"
+    )
     return Typed(
         T(
-            f"if({valid_shape_text('{0}')} AND {{1}} BETWEEN 0 AND 30, {body}, NULL)",
+            f"if({valid_shape_text('{0}')} AND {{1}} BETWEEN 0 AND 30 AND NOT {huge}, {body}, NULL)",
             a[0].sql,
             level,  # type: ignore[arg-type]
         ),
@@ -230,11 +241,27 @@ def geo_polygon_to_s2cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 _LINE = "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Tuple(Float64, Float64))')"
 
 
+def _prepared_line(body: str) -> str:
+    """``__cE`` (segments with normals) and ``__cV`` (vertices on faces) of line ``__cL``."""
+    points = f"arrayMap(__cp -> {_xyz('__cp.1', '__cp.2')}, __cL)"
+    edges = (
+        "arrayMap(__ci -> (__cX[__ci], __cX[__ci + 1], "
+        f"{_cross('__cX[__ci]', '__cX[__ci + 1]')}), range(1, length(__cX)))"
+    )
+    vertices = f"arrayMap(__cp -> {_xyz_to_face_uv('__cp.1', '__cp.2', '__cp.3')}, __cX)"
+    return _let("__cX", points, _let("__cE", edges, _let("__cV", vertices, body)))
+
+
 def geo_line_to_s2cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     level = _level_arg(a, 1)
     radius = cast_to(a[2], "real").sql if len(a) > 2 else T("0.")
     safe_level = "toUInt8(if(ifNull({1}, 0) BETWEEN 0 AND 30, ifNull({1}, 0), 0))"
-    test = _line_test("{cell}", "{level}", "ifNull({2}, 0)")
+    zero = len(a) <= 2 or (isinstance(a[2].sql, S.Lit) and a[2].sql.value == 0)
+    if zero:
+        # The cells the line passes through, exactly (a vertex inside, or a crossed cell edge).
+        test = _polygon_test("{cell}", "{level}", area=False)
+    else:
+        test = _line_test("{cell}", "{level}", "ifNull({2}, 0)")
     valid = (
         "(JSONExtractString(ifNull({0}, ''), 'type') = 'LineString' AND length(" + _LINE + ") >= 2 "
         "AND arrayAll(__cp -> __cp.1 BETWEEN -180 AND 180 AND __cp.2 BETWEEN -90 AND 90, "
@@ -242,7 +269,8 @@ def geo_line_to_s2cells(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         + ") "
         "AND length(arrayDistinct(" + _LINE + ")) >= 2)"
     )
-    body = _let("__cL", _LINE, _covering(test, safe_level))
+    covering = _covering(test, safe_level)
+    body = _let("__cL", _LINE, _prepared_line(covering) if zero else covering)
     return Typed(
         T(
             f"if({valid} AND {{1}} BETWEEN 0 AND 30 AND {{2}} >= 0, {body}, NULL)",

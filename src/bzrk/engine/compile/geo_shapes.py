@@ -118,12 +118,43 @@ def geo_intersects_2polygons(c: ExprCompiler, a: list[Typed], n: K.Call) -> Type
     )
 
 
+def _with_touch_points(multipolygon: str, first: str, second: str) -> str:
+    """GeoJSON of an intersection plus the vertices the two shapes only touch at.
+
+    Boost drops a shared vertex that is not part of an overlap; Kusto returns it as a Point
+    (alone, or in a GeometryCollection before the polygons).
+    """
+    vertices = "arrayDistinct(arrayFlatten(arrayMap(__gq -> arrayFlatten(__gq), {0})))"
+    shared = (
+        f"arrayFilter(__gp -> has({vertices.format(second)}, __gp) AND NOT has("
+        f"{vertices.format('__gm')}, __gp), {vertices.format(first)})"
+    )
+    points = (
+        'if(length(__gt) = 1, concat(\'{{"type":"Point","coordinates":\', '
+        'toJSONString([__gt[1].1, __gt[1].2]), \'}}\'), concat(\'{{"type":"MultiPoint","coordinates":\', '
+        "toJSONString(arrayMap(__gp -> [__gp.1, __gp.2], __gt)), '}}'))"
+    )
+    body = (
+        "multiIf(length(__gt) = 0, "
+        + _geojson("__gm")
+        + ", length(__gm) = 0, "
+        + points
+        + ', concat(\'{{"type":"GeometryCollection","geometries":[\', '
+        + points
+        + ", ',', "
+        + _geojson("__gm")
+        + ", ']}}'))"
+    )
+    return _bind("__gm", multipolygon, _bind("__gt", shared, body))
+
+
 def geo_intersection_2polygons(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     p1, p2 = polygons_text("{0}"), polygons_text("{1}")
     result = f"polygonsIntersectionSpherical({_safe(p1)}, {_safe(p2)})"
+    output = _with_touch_points(result, _safe(p1), _safe(p2))
     return Typed(
         T(
-            f"if({valid_shape_text('{0}')} AND {valid_shape_text('{1}')}, {_geojson(result)}, NULL)",
+            f"if({valid_shape_text('{0}')} AND {valid_shape_text('{1}')}, {output}, NULL)",
             a[0].sql,
             a[1].sql,
         ),
@@ -135,10 +166,17 @@ def geo_union_polygons_array(c: ExprCompiler, a: list[Typed], n: K.Call) -> Type
     shapes = "JSONExtractArrayRaw(ifNull({0}, ''))"
     each = f"arrayMap(__gs -> {polygons_text('__gs')}, {shapes})"
     valid = f"(length({shapes}) > 0 AND arrayAll(__gs -> {valid_shape_text('__gs')}, {shapes}))"
-    union = _bind(
+    folded = _bind(
         "__gu",
         each,
-        "arrayFold((__ga, __gb) -> polygonsUnionSpherical(__ga, __gb), arraySlice(__gu, 2), __gu[1])",
+        "if(length(__gu) = 1, polygonsUnionSpherical(__gu[1], __gu[1]), "
+        "arrayFold((__ga, __gb) -> polygonsUnionSpherical(__ga, __gb), arraySlice(__gu, 2), __gu[1]))",
+    )
+    # Disjoint parts come out smallest first (fewest vertices), as from S2's union.
+    union = _bind(
+        "__gv",
+        folded,
+        "arraySort((__gq, __gi) -> (length(arrayFlatten(__gq)), __gi), __gv, arrayEnumerate(__gv))",
     )
     return Typed(
         T(f"if({valid}, {_geojson(union)}, NULL)", a[0].sql),
