@@ -1926,6 +1926,7 @@ from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
 from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
 from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
+from bzrk.engine.compile.union_sources import src_external_data  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
 _OPERATORS[K.Evaluate] = op_evaluate
@@ -1934,6 +1935,7 @@ _OPERATORS[K.TopNested] = op_top_nested
 _OPERATORS[K.Reduce] = op_reduce
 _OPERATORS[K.Search] = op_search
 _SOURCE_OPERATORS[K.Search] = src_search
+_SOURCE_OPERATORS[K.ExternalData] = src_external_data
 
 from bzrk.engine.compile.graph import (  # noqa: E402
     op_graph_mark_components,
