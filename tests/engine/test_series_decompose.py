@@ -103,3 +103,17 @@ def test_series_fill_linear_keeps_integers_and_fills_empty_series(chdb_backend) 
 def test_series_dot_product_broadcasts_a_scalar(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     got = row(chdb_backend, "print d = series_dot_product(dynamic([1, 2, 4]), 2)")
     assert got == {"d": 14.0}
+
+
+def test_series_periods_detect_and_validate(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "range t from 0 to 239 step 1 | extend y = sin(t * 2 * pi() / 24) + 0.3 * sin(t * 2 * pi() / 8)"
+        " | summarize y = make_list(y)"
+        " | project (p, s) = series_periods_detect(y, 4, 60, 2),"
+        " (vp, vs) = series_periods_validate(y, 24, 7.0)",
+    )
+    assert got["p"][0] == 24  # 48 is its harmonic, not a second period
+    assert got["s"][0] > 0.9
+    assert got["vp"] == [24, 7]
+    assert got["vs"][0] > 0.9 > got["vs"][1]

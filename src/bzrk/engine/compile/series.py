@@ -394,12 +394,15 @@ SERIES_FUNCTIONS.update(
 
 def _register_decompose() -> None:
     from bzrk.engine.compile.series_decompose import DECOMPOSE_FUNCTIONS, DECOMPOSE_MULTI_COLUMN
+    from bzrk.engine.compile.series_periods import PERIOD_FUNCTIONS, PERIOD_MULTI_COLUMN
     from bzrk.engine.compile.series_poly import POLY_FUNCTIONS, POLY_MULTI_COLUMN
 
     SERIES_FUNCTIONS.update(DECOMPOSE_FUNCTIONS)
     SERIES_FUNCTIONS.update(POLY_FUNCTIONS)
+    SERIES_FUNCTIONS.update(PERIOD_FUNCTIONS)
     MULTI_COLUMN_FUNCTIONS.update(DECOMPOSE_MULTI_COLUMN)
     MULTI_COLUMN_FUNCTIONS.update(POLY_MULTI_COLUMN)
+    MULTI_COLUMN_FUNCTIONS.update(PERIOD_MULTI_COLUMN)
 
 
 _register_decompose()
