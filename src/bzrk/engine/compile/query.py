@@ -1022,7 +1022,7 @@ def _percentiles(
 _PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
 
 
-def _percentile_points(nodes: list[K.Expr], lets: dict[str, Any] | None = None) -> list[Any]:
+def _percentile_points(nodes: Sequence[K.Expr], lets: dict[str, Any] | None = None) -> list[Any]:
     """Constant percentages, given one by one or as one dynamic array."""
     if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
         return list(nodes[0].value)
