@@ -137,9 +137,14 @@ def bag(attributes: Iterable[KeyValue]) -> tuple[dict[str, Any], bool]:
     simple = True
     for kv in attributes:
         value = kv.value
+        # Most values are non-empty strings: one read answers, without asking the oneof.
+        text = value.string_value
+        if text:
+            out[kv.key] = text
+            continue
         kind = value.WhichOneof("value")
         if kind == "string_value":
-            out[kv.key] = value.string_value
+            out[kv.key] = text
         elif kind == "int_value":
             out[kv.key] = value.int_value
         elif kind == "bool_value":
