@@ -317,15 +317,15 @@ def _log_records(
                 continue
         timestamp(event_ns or observed_ns or now_ns)
         observed_time(observed_ns or event_ns or now_ns)
-        if record.HasField("body"):
-            value = record.body
-            if value.WhichOneof("value") == "string_value":
-                body(value.string_value)
-            else:
-                text = any_value(value)
-                body(text if text is None or isinstance(text, str) else to_json(text))
-        else:
+        value = record.body
+        text = value.string_value
+        if text:
+            body(text)
+        elif not record.HasField("body"):
             body(None)
+        else:
+            text = any_value(value)
+            body(text if text is None or isinstance(text, str) else to_json(text))
         severity_text(record.severity_text or None)
         severity_number(number or None)
         trace_id(record.trace_id.hex() or None)
