@@ -124,6 +124,23 @@ def _fail(code: str, message: str, title: str = "") -> QueryFailed:
     return QueryFailed(Error(code=code, title=title or code, message=message))
 
 
+def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """The stored JSON columns among a table's columns, with their declared typed paths.
+
+    The compiler reads constant paths of these natively (``compile/bag_paths.py``). ``$raw``
+    is an ALIAS computed from every column, so it stays JSON text.
+    """
+    from bzrk.storage.schema import COLUMNS_BY_NAME, RESOURCE_TYPED_PATHS
+
+    typed = {"resource": dict(RESOURCE_TYPED_PATHS)}
+    bags: dict[str, dict[str, str]] = {}
+    for name, _ in columns:
+        column = COLUMNS_BY_NAME.get(name)
+        if column is not None and column.alias is None and column.ch_type.startswith("JSON"):
+            bags[name] = typed.get(name, {})
+    return bags
+
+
 class _CatalogResolver(TableResolver):
     """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used."""
 
@@ -141,7 +158,10 @@ class _CatalogResolver(TableResolver):
             return None
         # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
         source = TableSource(
-            database=resolved.ch_database, table=resolved.ch_table, columns=list(resolved.columns)
+            database=resolved.ch_database,
+            table=resolved.ch_table,
+            columns=list(resolved.columns),
+            bags=stored_bags(resolved.columns),
         )
         self.used[f"{source.database}.{source.table}"] = source
         return source

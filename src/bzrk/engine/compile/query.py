@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
@@ -32,12 +33,18 @@ class Relation:
     name: str
     columns: list[tuple[str, str]]
     ordered: bool = False
+    # Bag columns whose native path values ride along as hidden columns (bag_paths.py).
+    bags: dict[str, bag_paths.BagPaths] = field(default_factory=dict)
 
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)
 
     def scope(self, lets: dict[str, Any]) -> Scope:
-        return Scope(columns={n: Typed(S.Col(n), t) for n, t in self.columns}, lets=lets)
+        return Scope(columns={n: Typed(self._column(n), t) for n, t in self.columns}, lets=lets)
+
+    def _column(self, name: str) -> S.Col:
+        paths = self.bags.get(name)
+        return S.Col(name) if paths is None else bag_paths.NativeBag(name, paths=paths)
 
 
 @dataclass
@@ -47,6 +54,8 @@ class TableSource:
     database: str
     table: str
     columns: list[tuple[str, str]]
+    # JSON columns the compiler may read paths of natively: column -> {typed path: CH type}.
+    bags: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class TableResolver:
@@ -103,11 +112,14 @@ class QueryCompiler:
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
         self.window_groups: dict[int, str] = {}
+        # Constant bag paths the query names (root name -> paths), read natively by tables.
+        self.bag_paths: dict[str, set[bag_paths.Path]] = {}
 
     # --- statements ------------------------------------------------------------------------
 
     def compile(self, query: K.Query) -> CompiledQuery:
         result = CompiledQuery()
+        self.bag_paths = bag_paths.collect_paths(query)
         for statement in query.statements:
             if isinstance(statement, K.LetStatement):
                 self.lets[statement.name] = self._let_value(statement.value)
@@ -189,8 +201,13 @@ class QueryCompiler:
         out: list[tuple[str, str]],
         **kw: Any,
     ) -> Relation:
-        query = S.Select(columns=[(e, n) for e, n in columns], from_=relation.source(), **kw)
-        return self._new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
+        hidden, bags = bag_paths.carry(relation.bags, columns, kw)
+        query = S.Select(
+            columns=[*((e, n) for e, n in columns), *hidden], from_=relation.source(), **kw
+        )
+        result = self._new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
+        result.bags = bags
+        return result
 
     # --- tabular expressions ---------------------------------------------------------------
 
@@ -234,8 +251,13 @@ class QueryCompiler:
             if kql_type == "dynamic":
                 expr = T("toJSONString({0})", expr)
             columns.append((expr, name))
-        query = S.Select(columns=columns, from_=S.TableRef(source.database, source.table))
-        return self._new_cte(query, source.columns)
+        hidden, bags = bag_paths.table_paths(source.bags, self.bag_paths)
+        query = S.Select(
+            columns=[*columns, *hidden], from_=S.TableRef(source.database, source.table)
+        )
+        relation = self._new_cte(query, source.columns)
+        relation.bags = bags
+        return relation
 
     def _tabular_call(self, node: K.Call, input_rel: Relation | None) -> Relation:
         if node.name in ("materialize", "view") and node.args:
@@ -629,7 +651,9 @@ def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
         relation,
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
-        where=T("ifNull({0}, false)", compiler.as_bool(cond)),
+        # A NULL condition drops the row in WHERE already; wrapping it in ifNull() would hide
+        # the predicate from ClickHouse's primary-key and skip-index analysis.
+        where=compiler.as_bool(cond),
     )
 
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.bag_paths import PathText
 from bzrk.engine.types import clickhouse_type
 
 DT = "DateTime64(7, 'UTC')"
@@ -132,7 +133,7 @@ def to_string(value: Typed) -> S.Expr:
     if t == "bool":
         return T("if(isNull({0}), '', if({0}, 'true', 'false'))", x)
     if t == "dynamic":
-        return T(_DYNAMIC_TEXT, x)
+        return dynamic_string(x)
     if t == "real":
         return T(
             "ifNull(replaceOne(replaceOne(toString({0}), 'inf', 'Infinity'), 'nan', 'NaN'), '')", x
@@ -168,7 +169,8 @@ def json_or_null_literal(value: Typed) -> S.Expr:
 
 def dynamic_string(x: S.Expr) -> S.Expr:
     """The text of a dynamic: a JSON string's content, else its JSON text ('' for null)."""
-    return T(_DYNAMIC_TEXT, x)
+    native = x.as_string() if isinstance(x, PathText) else None
+    return native if native is not None else T(_DYNAMIC_TEXT, x)
 
 
 def from_dynamic(x: S.Expr, kql_type: str) -> Typed:

@@ -1,0 +1,194 @@
+"""Bag paths over a real bzrk table: native sub-column reads answer exactly as the JSON text does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from bzrk.engine.compile.query import QueryCompiler, TableResolver, TableSource
+from bzrk.engine.oneshot import execute_text
+from bzrk.engine.service import stored_bags
+from bzrk.kql.parser import parse
+from bzrk.storage.schema import COLUMNS, TableLayout, render_create_table
+from bzrk.storage.writer import write_rows
+
+NS = 1_704_067_200_000_000_000  # 2024-01-01T00:00:00Z
+
+ROWS = [
+    {
+        "resource": {"service.name": "checkout", "service.version": "1.2"},
+        "attributes": {
+            "http.route": "/api/pay",
+            "http.status_code": 200,
+            "duration_ms": 12.5,
+            "cache.hit": True,
+            "tags": ["a", "b/c"],
+        },
+    },
+    {
+        "resource": {"service.name": "checkout"},
+        "attributes": {"http.route": "/api/cart", "http.status_code": "503", "duration_ms": 7},
+    },
+    {
+        "resource": {"service.name": "frontend", "host": {"name": "h/1"}},
+        "attributes": {"http": {"method": "GET", "route": "/"}, "duration_ms": "n/a"},
+    },
+    {"resource": {"host.name": "h2"}, "attributes": {}},
+    {"resource": {"service.name": ""}, "attributes": {"http.route": "", "user.id": "u 1"}},
+]
+
+
+class Logs(TableResolver):
+    """The one bzrk table ``logs``; ``native=False`` compiles bags as JSON text only."""
+
+    def __init__(self, database: str, *, native: bool = True) -> None:
+        columns = [(c.name, c.kql_type) for c in COLUMNS]
+        self.source = TableSource(database, "logs", columns, stored_bags(columns))
+        if not native:
+            self.source = replace(self.source, bags={})
+
+    def resolve(self, name: str) -> TableSource | None:
+        return self.source if name == "logs" else None
+
+
+@pytest.fixture
+def logs(chdb_backend, ch_database) -> str:  # type: ignore[no-untyped-def]
+    chdb_backend.execute(render_create_table(f"`{ch_database}`.`logs`", TableLayout()))
+    rows = [
+        {
+            "timestamp": NS + i * 1_000_000_000,
+            "ingest_time": NS,
+            "body": f"line {i}",
+            "resource": json.dumps(row["resource"]),
+            "attributes": json.dumps(row["attributes"]),
+        }
+        for i, row in enumerate(ROWS)
+    ]
+    write_rows(chdb_backend, f"`{ch_database}`.`logs`", rows)
+    return ch_database
+
+
+def _rows(backend, database: str, text: str, *, native: bool = True) -> list[list[object]]:  # type: ignore[no-untyped-def]
+    result = execute_text(backend, text, resolver=Logs(database, native=native))
+    return result.tables[0].rows
+
+
+def _sql(database: str, text: str) -> str:
+    return QueryCompiler(Logs(database)).compile(parse(text)).tables[0].sql
+
+
+# Each query's answer over the native paths must equal the JSON-text answer.
+SAME_ANSWER = [
+    "logs | project s = tostring(resource.service.name)",
+    'logs | project s = tostring(resource["service.name"]), v = tostring(resource.service.version)',
+    "logs | project r = tostring(attributes['http.route']), r2 = tostring(attributes.http.route)",
+    "logs | project c = toint(attributes['http.status_code']), d = todouble(attributes.duration_ms)",
+    "logs | project c = tolong(attributes.http.status_code), b = tobool(attributes['cache.hit'])",
+    "logs | project h = tostring(attributes.http), t = tostring(attributes.tags)",
+    "logs | project h = attributes.http, t = attributes.tags, m = attributes.http.method",
+    "logs | project n = isnull(resource.service.name), e = isempty(resource.service.name)",
+    "logs | project n = isnull(attributes.http.route), e = isnotempty(attributes['http.route'])",
+    "logs | project g = gettype(attributes.duration_ms), g2 = gettype(resource.service.name)",
+    "logs | project t0 = tostring(attributes.tags[0]), h = tostring(resource.host)",
+    "logs | project u = tostring(attributes['user.id']), x = tostring(attributes.nothing.here)",
+    "logs | where resource.service.name == 'checkout' | count",
+    "logs | where resource['service.name'] != 'checkout' | count",
+    "logs | where attributes.http.route has 'api' | project body",
+    "logs | where tostring(attributes['http.route']) startswith '/api' | project body",
+    "logs | where toint(attributes['http.status_code']) >= 500 | project body",
+    "logs | summarize n = count() by s = tostring(resource.service.name) | order by s asc",
+    "logs | summarize n = count() by r = tostring(attributes.http.route) | order by r asc",
+    "logs | summarize n = count() by attributes.http.route | order by n desc, attributes_http_route asc",
+    "logs | extend r = attributes | project x = tostring(r.http.route)",
+    "logs | project-rename a = attributes | project x = tostring(a['http.route'])",
+    "logs | where body != 'x' | extend k = 1 | project s = tostring(resource.service.name), k",
+    "logs | summarize d = dcount(tostring(resource.service.name))",
+    "logs | summarize a = avg(todouble(attributes['duration_ms'])) by s = tostring(resource.service.name)"
+    " | order by s asc",
+    "logs | project resource, attributes | take 10",
+]
+
+
+@pytest.mark.parametrize("text", SAME_ANSWER)
+def test_native_paths_answer_as_the_json_text_does(chdb_backend, logs, text) -> None:  # type: ignore[no-untyped-def]
+    native = _rows(chdb_backend, logs, text)
+    plain = _rows(chdb_backend, logs, text, native=False)
+    key = repr
+    assert sorted(native, key=key) == sorted(plain, key=key)
+
+
+def test_path_values_follow_kql_rules(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    rows = _rows(
+        chdb_backend,
+        logs,
+        "logs | order by timestamp asc | project s = tostring(resource.service.name),"
+        " r = tostring(attributes['http.route']), c = toint(attributes['http.status_code']),"
+        " d = todouble(attributes.duration_ms), h = tostring(attributes.http),"
+        " t = tostring(attributes.tags), hit = tobool(attributes['cache.hit'])",
+    )
+    assert rows == [
+        [
+            "checkout",
+            "/api/pay",
+            200,
+            12.5,
+            '{"route":"/api/pay","status_code":200}',
+            '["a","b/c"]',
+            True,
+        ],
+        ["checkout", "/api/cart", 503, 7.0, '{"route":"/api/cart","status_code":"503"}', "", None],
+        ["frontend", "/", None, None, '{"method":"GET","route":"/"}', "", None],
+        ["", "", None, None, "", "", None],
+        ["", "", None, None, '{"route":""}', "", None],
+    ]
+
+
+def test_dotted_keys_and_nested_paths_are_one_subcolumn(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    flat = _rows(chdb_backend, logs, "logs | where attributes['http.route'] == '/' | count")
+    nested = _rows(chdb_backend, logs, "logs | where attributes.http.route == '/' | count")
+    assert flat == nested == [[1]]
+
+
+def test_hot_path_reads_native_subcolumns(logs) -> None:  # type: ignore[no-untyped-def]
+    sql = _sql(
+        logs,
+        "logs | where isnotempty(tostring(attributes['http.route']))"
+        " | summarize n = count(), a = avg(todouble(attributes.duration_ms))"
+        " by s = tostring(resource.service.name), r = tostring(attributes['http.route'])",
+    )
+    first, _, rest = sql.partition("`_q1` AS (")
+    assert "`attributes`.`http`.`route` AS" in first
+    assert "`attributes`.`duration_ms` AS" in first
+    assert "`resource`.`service`.`name` AS" in first
+    # Past the table read, nothing parses JSON text or serializes a whole bag.
+    assert "JSONExtract" not in rest and "JSONType" not in rest
+    assert "toJSONString(`attributes`)" not in rest and "toJSONString(`resource`)" not in rest
+
+
+def test_service_filter_is_a_key_condition(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    sql = _sql(logs, "logs | where resource.service.name == 'checkout' | count")
+    assert "ifNull(`$bag_" in sql and "= 'checkout'" in sql
+    plan = chdb_backend.query_arrow(f"EXPLAIN indexes = 1 {sql}", settings=None).to_pylist()
+    text = "\n".join(str(next(iter(r.values()))) for r in plan)
+    assert "PrimaryKey" in text and "service.name" in text
+
+
+def test_whole_bags_still_come_out_whole(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    rows = _rows(
+        chdb_backend,
+        logs,
+        "logs | order by timestamp asc | take 1 | project resource, s = resource.service.name",
+    )
+    assert rows == [
+        [{"service": {"name": "checkout", "version": "1.2"}}, "checkout"],
+    ]
+
+
+def test_paths_after_summarize_fall_back_to_text(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "logs | summarize b = take_any(attributes) by s = tostring(resource.service.name)"
+        " | where s == 'frontend' | project m = tostring(b.http.method)"
+    )
+    assert _rows(chdb_backend, logs, text) == [["GET"]]
