@@ -967,6 +967,9 @@ def _percentiles(
         )
         out.append((name, "dynamic"))
         return
+    # One aggregate state for all points: ClickHouse computes the repeated call once.
+    levels = [S.Lit(float(_const(p)) / 100.0) for p in points]
+    state = S.Func("quantilesExactLow", [value.sql], params=levels)
     for i, p in enumerate(points):
         pct = _const(p)
         if item.names and i < len(item.names):
@@ -979,7 +982,7 @@ def _percentiles(
         name = _unique(name, used)
         used.add(name)
         columns.append(
-            (S.Func("quantileExactLow", [value.sql], params=[S.Lit(float(pct) / 100.0)]), name)
+            (T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, state), name)
         )
         out.append(
             (

@@ -1,0 +1,29 @@
+"""Aggregates on the benchmark's hot path: their values, and the SQL shape that keeps them cheap."""
+
+from __future__ import annotations
+
+from bzrk.engine.compile.query import QueryCompiler
+from bzrk.engine.oneshot import execute_text
+from bzrk.kql.parser import parse
+
+DATA = (
+    "datatable(g:string, d:long, t:datetime)["
+    "'a', 1, datetime(2024-01-01), 'a', 2, datetime(2024-01-02), 'a', 3, datetime(2024-01-03),"
+    "'a', 4, datetime(2024-01-04), 'b', long(null), datetime(null), 'c', 10, datetime(2024-02-01)]"
+)
+
+
+def test_percentiles_share_one_state_and_keep_nearest_rank_values(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    text = f"{DATA} | summarize percentiles(d, 50, 95), percentiles(t, 50) by g | order by g asc"
+    sql = QueryCompiler().compile(parse(text)).tables[0].sql
+    assert sql.count("quantilesExactLow(0.5, 0.95)") == 2  # one state, read twice
+    assert "quantileExactLow(" not in sql
+    rows = execute_text(chdb_backend, text).tables[0].rows
+    jan2 = 17_041_536_000_000_000
+    assert rows == [
+        ["a", 2, 4, jan2],
+        ["b", None, None, None],  # only nulls: null, as KQL's percentile gives
+        ["c", 10, 10, 17_067_456_000_000_000],
+    ]
+    names = [c.name for c in execute_text(chdb_backend, text).tables[0].columns]
+    assert names == ["g", "percentile_d_50", "percentile_d_95", "percentile_t_50"]
