@@ -37,6 +37,14 @@ ROWS = [
     },
     {"resource": {"host.name": "h2"}, "attributes": {}},
     {"resource": {"service.name": ""}, "attributes": {"http.route": "", "user.id": "u 1"}},
+    {
+        "resource": {"service.name": "batch"},
+        "attributes": {
+            "n": {"big": 3000000000, "neg": -5, "f": 2.75, "s": "42", "t": "2024-01-02T03:04:05Z"},
+            "flag": False,
+            "e": "",
+        },
+    },
 ]
 
 
@@ -108,6 +116,15 @@ SAME_ANSWER = [
     "logs | summarize a = avg(todouble(attributes['duration_ms'])) by s = tostring(resource.service.name)"
     " | order by s asc",
     "logs | project resource, attributes | take 10",
+    "logs | project a = toint(attributes.n.big), b = tolong(attributes.n.big), c = toint(attributes.n.neg)",
+    "logs | project a = todouble(attributes.n.f), b = tolong(attributes.n.f), c = toint(attributes.n.s)",
+    "logs | project a = todouble(attributes.n.s), b = todecimal(attributes.n.f), c = tobool(attributes.flag)",
+    "logs | project a = todatetime(attributes.n.t), b = totimespan(attributes.n.s), c = tobool(attributes.n)",
+    "logs | project a = tostring(attributes.n), b = tostring(attributes.flag), c = tostring(attributes.n.f)",
+    "logs | project a = todouble(attributes.n), b = tolong(attributes.http), c = isempty(attributes.e)",
+    "logs | where attributes.n.big > 100 | project body",
+    "logs | where attributes.flag == false | project body",
+    "logs | summarize s = sum(tolong(attributes.n.neg)), m = max(todouble(attributes['duration_ms']))",
 ]
 
 
@@ -142,6 +159,7 @@ def test_path_values_follow_kql_rules(chdb_backend, logs) -> None:  # type: igno
         ["frontend", "/", None, None, '{"method":"GET","route":"/"}', "", None],
         ["", "", None, None, "", "", None],
         ["", "", None, None, '{"route":""}', "", None],
+        ["batch", "", None, None, "", "", None],
     ]
 
 
@@ -192,3 +210,14 @@ def test_paths_after_summarize_fall_back_to_text(chdb_backend, logs) -> None:  #
         " | where s == 'frontend' | project m = tostring(b.http.method)"
     )
     assert _rows(chdb_backend, logs, text) == [["GET"]]
+
+
+def test_numbers_read_their_stored_variant(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "logs | where resource.service.name == 'batch' | project a = toint(attributes.n.big),"
+        " b = tolong(attributes.n.big), c = todouble(attributes.n.f), d = tolong(attributes.n.f),"
+        " e = toint(attributes.n.s), f = todouble(attributes.n), g = tostring(attributes.n.neg)"
+    )
+    assert _rows(chdb_backend, logs, text) == [[None, 3_000_000_000, 2.75, 2, 42, None, "-5"]]
+    sql = _sql(logs, text)
+    assert "dynamicElement(" in sql and "JSONExtract" not in sql.partition("`_q1` AS (")[2]

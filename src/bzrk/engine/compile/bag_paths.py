@@ -24,7 +24,7 @@ matter — ``tostring``, comparisons with strings, ``toint``/``todouble`` (throu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,11 +91,51 @@ class PathText(S.Template):
             if columns.typed in _STRING_TYPES:
                 return S.Template("ifNull({0}, '')", [leaf])
             return None
+        # A string value is read as its variant (no per-row type name); an absent leaf may
+        # still be an object, whose text comes from the sub-object.
         return S.Template(
-            "if(isNull({0}), ifNull(nullIf(toJSONString({1}), '{{}}'), ''), "
-            "if(dynamicType({0}) = 'String', CAST({0}, 'String'), toJSONString({0})))",
+            "if(isNotNull(dynamicElement({0}, 'String')), assumeNotNull(dynamicElement({0}, "
+            "'String')), if(isNull({0}), ifNull(nullIf(toJSONString({1}), '{{}}'), ''), "
+            "toJSONString({0})))",
             [leaf, S.Col(columns.sub)],
         )
+
+    def as_scalar(self, kql_type: str, from_text: Callable[[S.Expr], S.Expr]) -> S.Expr | None:
+        """The value converted to a number (``from_text`` converts KQL's string form), or None.
+
+        An object never converts to a number or bool, so these read no sub-object: a missing
+        leaf converts like ``''`` (null). Numbers stored as Int64/Float64 skip the text.
+        """
+        columns = self.columns
+        if columns is None or columns.sub is None:
+            return None
+        leaf = S.Col(columns.leaf)
+        generic = from_text(
+            S.Template(
+                "if(isNull({0}), '', if(isNotNull(dynamicElement({0}, 'String')), "
+                "assumeNotNull(dynamicElement({0}, 'String')), toJSONString({0})))",
+                [leaf],
+            )
+        )
+        fast = _NUMBER_FAST_PATHS.get(kql_type)
+        if fast is None:
+            return generic
+        return S.Template(fast, [leaf, generic])
+
+
+_INT64 = "dynamicElement({0}, 'Int64')"
+_FLOAT64 = "dynamicElement({0}, 'Float64')"
+_NUMBER_FAST_PATHS = {
+    "long": f"multiIf(isNotNull({_INT64}), {_INT64}, {{1}})",
+    "int": (
+        f"multiIf(isNotNull({_INT64}), if({_INT64} BETWEEN -2147483648 AND 2147483647, "
+        f"toInt32({_INT64}), NULL), {{1}})"
+    ),
+    "real": (
+        f"multiIf(isNotNull({_FLOAT64}), {_FLOAT64}, isNotNull({_INT64}), toFloat64({_INT64}), "
+        "{1})"
+    ),
+}
 
 
 # --- finding the paths a query names -------------------------------------------------------

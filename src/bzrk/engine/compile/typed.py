@@ -175,7 +175,22 @@ def dynamic_string(x: S.Expr) -> S.Expr:
 
 def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
     """Convert dynamic JSON text to a scalar KQL type (null when it does not convert)."""
-    text = dynamic_string(x)
+    if kql_type not in _SCALAR_FROM_TEXT:
+        return Typed(x, "dynamic")
+    if isinstance(x, PathText) and kql_type != "string":
+        native = x.as_scalar(kql_type, lambda text: _from_text(text, kql_type).sql)
+        if native is not None:
+            return Typed(native, kql_type)
+    return _from_text(dynamic_string(x), kql_type)
+
+
+_SCALAR_FROM_TEXT = frozenset(
+    {"string", "long", "int", "real", "decimal", "bool", "datetime", "timespan", "guid"}
+)
+
+
+def _from_text(text: S.Expr, kql_type: str) -> Typed:
+    """KQL's string form of a dynamic value converted to a scalar type."""
     if kql_type == "string":
         return Typed(text, "string")
     if kql_type == "long":
@@ -201,4 +216,4 @@ def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":
         return Typed(T("toUUIDOrNull({0})", text), "guid")
-    return Typed(x, "dynamic")
+    raise ValueError(f"no conversion from dynamic to {kql_type}")
