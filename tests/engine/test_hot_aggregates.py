@@ -27,3 +27,16 @@ def test_percentiles_share_one_state_and_keep_nearest_rank_values(chdb_backend) 
     ]
     names = [c.name for c in execute_text(chdb_backend, text).tables[0].columns]
     assert names == ["g", "percentile_d_50", "percentile_d_95", "percentile_t_50"]
+
+
+def test_bin_by_a_constant_span_is_not_nullable_and_floors_before_the_epoch(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "datatable(t:datetime)[datetime(2024-01-01 05:30), datetime(1969-12-31 23:30),"
+        " datetime(null)] | summarize n = count() by b = bin(t, 1h) | order by b asc"
+    )
+    sql = QueryCompiler().compile(parse(text)).tables[0].sql
+    assert "positiveModulo(reinterpretAsInt64(`t`), 36000000000)" in sql
+    assert "NULL, 0 +" not in sql  # no zero-step check for a literal step
+    rows = execute_text(chdb_backend, text).tables[0].rows
+    hour = 36_000_000_000
+    assert rows == [[None, 1], [-hour, 1], [17_040_672_000_000_000 + 5 * hour, 1]]
