@@ -125,6 +125,22 @@ SAME_ANSWER = [
     "logs | where attributes.n.big > 100 | project body",
     "logs | where attributes.flag == false | project body",
     "logs | summarize s = sum(tolong(attributes.n.neg)), m = max(todouble(attributes['duration_ms']))",
+    # Operators that build their own SQL around a relation carrying hidden path columns.
+    "logs | mv-expand t = attributes.tags | project t = tostring(t), s = tostring(resource.service.name)",
+    "logs | mv-apply t = attributes.tags to typeof(string) on (take 1)"
+    " | project s = tostring(resource.service.name), t",
+    "logs | join kind=inner (logs | project body, r2 = tostring(attributes.http.route)) on body"
+    " | project r = tostring(attributes.http.route), r2",
+    "logs | where attributes.http.route != '' | join kind=leftouter"
+    " (logs | where resource.service.name == 'checkout') on body | count",
+    "logs | union (logs) | summarize n = count() by s = tostring(resource.service.name)",
+    "logs | serialize | extend p = prev(tostring(attributes.http.route)) | project p",
+    "logs | summarize arg_max(timestamp, attributes) by s = tostring(resource.service.name)",
+    "logs | top 2 by tostring(attributes['http.route']) desc | project body",
+    "logs | extend s = tostring(resource.service.name) | distinct s, attributes",
+    "logs | parse body with 'line ' n:int | project n, r = tostring(attributes.http.route)",
+    "logs | extend a = attributes | project-away attributes | project r = tostring(a.http.route)",
+    "logs | sort by timestamp asc | take 3 | project h = tostring(attributes.http)",
 ]
 
 
