@@ -237,3 +237,11 @@ def test_numbers_read_their_stored_variant(chdb_backend, logs) -> None:  # type:
     assert _rows(chdb_backend, logs, text) == [[None, 3_000_000_000, 2.75, 2, 42, None, "-5"]]
     sql = _sql(logs, text)
     assert "dynamicElement(" in sql and "JSONExtract" not in sql.partition("`_q1` AS (")[2]
+
+
+def test_a_whole_table_count_reads_the_table_itself(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    sql = _sql(logs, "logs | count")
+    assert f"SELECT toInt64(count()) AS `Count`\n  FROM `{logs}`.`logs`" in sql
+    assert _rows(chdb_backend, logs, "logs | count") == [[len(ROWS)]]
+    # A filtered count still counts the filtered rows.
+    assert _rows(chdb_backend, logs, "logs | where body == 'line 1' | count") == [[1]]

@@ -35,6 +35,8 @@ class Relation:
     ordered: bool = False
     # Bag columns whose native path values ride along as hidden columns (bag_paths.py).
     bags: dict[str, bag_paths.BagPaths] = field(default_factory=dict)
+    # Set when this relation is a stored table read as is (every row, no filter).
+    stored: S.TableRef | None = None
 
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)
@@ -257,6 +259,7 @@ class QueryCompiler:
         )
         relation = self._new_cte(query, source.columns)
         relation.bags = bags
+        relation.stored = S.TableRef(source.database, source.table)
         return relation
 
     def _tabular_call(self, node: K.Call, input_rel: Relation | None) -> Relation:
@@ -784,6 +787,11 @@ def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
             [(name, "long"), (part, "long")],
             group_by=[S.Col(part)],
         )
+    if relation.stored is not None:
+        # A whole table's count reads the table itself: ClickHouse then answers from part
+        # metadata (the request window is a partition-key range), not by reading a column.
+        query = S.Select(columns=[(T("toInt64(count())"), name)], from_=relation.stored)
+        return qc._new_cte(query, [(name, "long")])
     return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
 
 
