@@ -82,3 +82,17 @@ def test_clickhouse_server_backend_runs_and_times_out() -> None:
             backend.query_arrow(_SLOW, settings=QuerySettings(max_execution_time_s=0.5))
     finally:
         backend.close()
+
+
+def test_streamed_results_come_in_small_blocks(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # chDB buffers a fixed number of blocks ahead of a slow reader, so memory stays bounded
+    # only if the blocks are small; a caller may still ask for other sizes.
+    from bzrk.engine.backends.chdb_backend import STREAM_BLOCK_ROWS
+
+    sql = "SELECT number AS n, repeat('x', 100) AS s FROM numbers(100000)"
+    sizes = [b.num_rows for b in chdb_backend.stream_arrow(sql, settings=QuerySettings())]
+    assert sum(sizes) == 100_000
+    assert max(sizes) == STREAM_BLOCK_ROWS
+    bigger = QuerySettings(extra={"max_block_size": 50_000})
+    assert max(b.num_rows for b in chdb_backend.stream_arrow(sql, settings=bigger)) == 50_000
+    assert max(b.num_rows for b in chdb_backend.stream_arrow(sql)) == STREAM_BLOCK_ROWS

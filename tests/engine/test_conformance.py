@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 571,
-    "docs-tables.jsonl": 491,
-    "loco.jsonl": 445,
+    "docs-emulator.jsonl": 758,
+    "docs-tables.jsonl": 643,
+    "loco.jsonl": 450,
 }
 
 

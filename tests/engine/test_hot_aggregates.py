@@ -16,7 +16,7 @@ DATA = (
 def test_percentiles_share_one_state_and_keep_nearest_rank_values(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     text = f"{DATA} | summarize percentiles(d, 50, 95), percentiles(t, 50) by g | order by g asc"
     sql = QueryCompiler().compile(parse(text)).tables[0].sql
-    assert sql.count("quantilesExactLow(0.5, 0.95)") == 2  # one state, read twice
+    assert sql.count("quantilesExactLow(") == 3  # d's state read twice, t's once
     assert "quantileExactLow(" not in sql
     rows = execute_text(chdb_backend, text).tables[0].rows
     jan2 = 17_041_536_000_000_000

@@ -177,3 +177,17 @@ def test_dotted_bag_keys_read_flat_or_nested(chdb_backend) -> None:  # type: ign
         '| project s = tostring(r["service.name"]), ab = toint(r["a.b"]), m = tostring(r.service.name)',
     )
     assert result.tables[0].rows == [["checkout", 1, "checkout"]]
+
+
+def test_make_list_appends_array_elements(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Real Kusto (the emulator corpus) flattens array values one level, as make_set does.
+    from bzrk.engine.oneshot import execute_text
+
+    result = execute_text(
+        chdb_backend,
+        "datatable(d:dynamic)[dynamic([1, 2]), dynamic({'a': 1}), dynamic(3)]"
+        " | summarize l = make_list(d), s = make_list(tostring(d))",
+    )
+    [[flat, strings]] = result.tables[0].rows
+    assert sorted(map(str, flat)) == sorted(map(str, [1, 2, {"a": 1}, 3]))
+    assert len(strings) == 3

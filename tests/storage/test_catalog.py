@@ -138,3 +138,23 @@ def test_discover_fields(catalog: StorageCatalog) -> None:
     assert recent[0].cardinality == 6  # rows 0..5 (>= since, inclusive)
     with pytest.raises(NotFound):
         catalog.discover_fields("default", "nope")
+
+
+def test_discover_fields_samples_across_services(catalog: StorageCatalog) -> None:
+    # Rows are stored in (service, time) order: a sample of the first rows would only ever see
+    # the first service's fields.
+    now = time.time_ns()
+    rows = [
+        {
+            "timestamp": now - i * 10**6,
+            "ingest_time": now,
+            "body": "x",
+            "resource": json.dumps({"service.name": "aaa" if i % 2 else "zzz"}),
+            "attributes": json.dumps({"only.aaa": 1} if i % 2 else {"only.zzz": 2}),
+        }
+        for i in range(10_000)
+    ]
+    write_rows(catalog.backend, catalog.qualified_name("default", "default"), rows)
+    fields = {f.path: f for f in catalog.discover_fields("default", "default")}
+    assert {"attributes.only.aaa", "attributes.only.zzz"} <= set(fields)
+    assert 0.3 < fields["attributes.only.zzz"].frequency < 0.7

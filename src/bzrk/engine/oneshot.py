@@ -108,7 +108,7 @@ def execute_text(
     return result
 
 
-def _location(text: str, span: Any) -> Location | None:
+def source_location(text: str, span: Any) -> Location | None:
     if span is None:
         return None
     from bzrk.kql.diagnostics import SourceText
@@ -130,7 +130,7 @@ def error_event(text: str, exc: BaseException) -> Error:
                 code=exc.code,
                 title=exc.title,
                 message=exc.message,
-                location=_location(text, exc.span),
+                location=source_location(text, exc.span),
             )
         loc = (
             None
@@ -150,7 +150,7 @@ def error_event(text: str, exc: BaseException) -> Error:
             code=exc.code,
             title="Unsupported",
             message=exc.message,
-            location=_location(text, exc.span),
+            location=source_location(text, exc.span),
         )
     if isinstance(exc, EngineError):
         return Error(code=exc.code, title="Execution error", message=exc.message)

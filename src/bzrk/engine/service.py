@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -29,7 +29,15 @@ from bzrk.engine import timewindow
 from bzrk.engine.admission import Admission, QueueFull
 from bzrk.engine.analysis import QueryShape, analyze_shape, pushable_filters
 from bzrk.engine.backends.base import Backend, QuerySettings, ScanStats
+from bzrk.engine.budget import (
+    group_limit_settings,
+    is_overflow,
+    next_reduction,
+    overflow_error,
+    reduction_warning,
+)
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver, TableSource
+from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
     Done,
@@ -112,6 +120,8 @@ class ServiceLimits:
     max_timeout_ms: int = 300_000
     max_memory_bytes: int = 4 * 1024**3
     max_result_rows: int = 500_000
+    # Default memory budget of one `summarize` (hint.budget overrides it per operator).
+    summarize_budget_bytes: int = 256 * 1024**2
 
 
 class QueryFailed(Exception):
@@ -189,6 +199,8 @@ class _Plan:
     # Predicates implied by the query's leading `where`s that the table read can apply itself
     # (typed sub-columns in the sorting key); empty unless that is provably the same rows.
     read_filter: str = ""
+    # Compiles the query again keeping fewer series in budgeted summarizes (after an overflow).
+    reduce: Callable[[Reduction], CompiledQuery] | None = None
 
 
 def _read_filter(pushed: dict[str, list[str]]) -> str:
@@ -317,7 +329,7 @@ class QueryService(QueryExecutor):
                 isinstance(st, DeclareParameters) for st in query.statements
             ):
                 query = bind_parameters(query, request.parameters)
-            compiled = QueryCompiler(resolver).compile(query)
+            compiled = self._compile(query, resolver, None)
         except ParameterError as exc:
             raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except KqlError as exc:
@@ -337,6 +349,11 @@ class QueryService(QueryExecutor):
         compiled, limits = self._limit(
             compiled, shape, stop, request.limits.max_rows, request.query
         )
+
+        def reduce(reduction: Reduction) -> CompiledQuery:
+            again = self._compile(query, resolver, reduction)
+            return self._limit(again, shape, stop, request.limits.max_rows, request.query)[0]
+
         deadline = (
             time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
         )
@@ -345,8 +362,15 @@ class QueryService(QueryExecutor):
         )
         read_filter = _read_filter(pushable_filters(query)) if len(resolver.used) == 1 else ""
         return _Plan(
-            compiled, resolver, ingest, shape, windows, deadline, stop, limits, read_filter
+            compiled, resolver, ingest, shape, windows, deadline, stop, limits, read_filter, reduce
         )
+
+    def _compile(
+        self, query: Any, resolver: _CatalogResolver, reduction: Reduction | None
+    ) -> CompiledQuery:
+        compiler = QueryCompiler(resolver)
+        compiler.budget_policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
+        return compiler.compile(query)
 
     def _bind_error(self, request: QueryRequest) -> Exception | None:
         """The binder's error for ``request``'s query over its database's tables, if any."""
@@ -430,7 +454,11 @@ class QueryService(QueryExecutor):
         last: Snapshot | None = None
         final_payload: dict[str, Any] | None = None
         status: RunStatus = "complete"
-        for index, window in enumerate(windows):
+        reduction: Reduction | None = None
+        budget_note: QueryWarning | None = None
+        index = 0
+        while index < len(windows):
+            window = windows[index]
             bounds = scan_filter(window, plan.ingest)
             if plan.read_filter:
                 bounds = f"{bounds} AND {plan.read_filter}"
@@ -445,7 +473,11 @@ class QueryService(QueryExecutor):
                 if remaining is not None
                 else hard_limit,
                 max_memory_usage=self.limits.max_memory_bytes,
-                extra={**SEMANTIC_SETTINGS, **self.engine_settings},
+                extra={
+                    **SEMANTIC_SETTINGS,
+                    **self.engine_settings,
+                    **group_limit_settings(compiled),
+                },
                 table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
@@ -454,6 +486,8 @@ class QueryService(QueryExecutor):
             # rows go out while ClickHouse still reads (a deadline could tear such a snapshot).
             streaming = index == len(windows) - 1 and deadline is None and self._streams
             streamed = Streamed(coverage)
+            if budget_note is not None:
+                streamed.warnings.append(budget_note)
             try:
                 if streaming:
                     async for event in self._stream(
@@ -488,8 +522,17 @@ class QueryService(QueryExecutor):
             except QueryCancelled:
                 raise asyncio.CancelledError from None
             except EngineError as exc:
-                yield error_event(request.query, exc)
-                return
+                if not (is_overflow(exc, compiled) and plan.reduce is not None):
+                    yield error_event(request.query, exc)
+                    return
+                # Over the summarize memory budget: keep fewer whole series, run the window again.
+                reduction = next_reduction(reduction)
+                if reduction is None or not any(b.series for b in compiled.budgets):
+                    yield overflow_error(compiled, request.query)
+                    return
+                compiled = plan.reduce(reduction)
+                budget_note = reduction_warning(compiled.budgets, reduction)
+                continue
             granules = granules + run_granules
             scanned = ScanStats(
                 scanned.rows_read + stats.rows_read,
@@ -501,6 +544,8 @@ class QueryService(QueryExecutor):
                 final_payload = streamed.payload()
             else:
                 snapshot = self._snapshot(compiled, results, plan.limits, coverage)
+                if budget_note is not None:
+                    snapshot.warnings.append(budget_note)
                 for event in snapshot_events(snapshot, str(uuid.uuid4()), compiled):
                     yield event
             last = snapshot
@@ -519,6 +564,7 @@ class QueryService(QueryExecutor):
                 except StopPredicateError as exc:
                     yield Error(code="InvalidStopWhen", title="Invalid stop_when", message=str(exc))
                     return
+            index += 1
         if last is None:
             # Nothing finished inside the budget: an honest, empty snapshot.
             empty = Snapshot(

@@ -851,7 +851,11 @@ class Parser:
             if t.kind == Kind.TIMESPAN:
                 return _timespan_token_ticks(t)
             if t.kind == Kind.TYPED:
-                return typed_literal(t.text)[1]
+                kind, value = typed_literal(t.text)
+                if kind == "datetime" and isinstance(value, int):
+                    # A datetime inside a dynamic value is its ISO text, as Kusto shows it.
+                    return _iso_datetime(value)
+                return value
             if t.kind == Kind.IDENT:
                 low = t.text.lower()
                 if low in ("true", "false"):
@@ -866,7 +870,11 @@ class Parser:
                 if low in TYPE_ALIASES and self.at_op("("):
                     self.pos -= 1
                     lit = self.parse_scalar_typed_literal(TYPE_ALIASES[low])
-                    return lit.value if isinstance(lit, s.Literal) else None
+                    if not isinstance(lit, s.Literal):
+                        return None
+                    if lit.type == "datetime" and isinstance(lit.value, int):
+                        return _iso_datetime(lit.value)
+                    return lit.value
             raise bad_literal(t.text, "dynamic").at(t.span)
         finally:
             self.leave()
@@ -1016,6 +1024,15 @@ def _timespan_token_ticks(t: Token) -> int:
     if abs(ticks) > _MAX_TICKS:
         raise bad_literal(raw, "timespan").at(t.span)
     return ticks
+
+
+def _iso_datetime(ticks: int) -> str:
+    """100 ns ticks since the Unix epoch → `2022-01-01T00:00:00.0000000Z`."""
+    import datetime as _dt
+
+    seconds, rest = divmod(ticks, 10_000_000)
+    moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest:07d}Z"
 
 
 # The operator parse methods live in parser_operators.py (kept apart for size); they register

@@ -554,9 +554,11 @@ def _parse_scan(p: Parser) -> s.QueryOperator:
         sstart = p.advance().start
         name = p.parse_name()
         optional = bool(p.accept_word("optional"))
+        output = "all"
         if p.at_word("output") and p.peek().text == "=":
             p.advance()
             p.advance()
+            output = p.tok.text.lower()
             p.expect_word("all", "last", "none")
         p.expect_op(":")
         cond = p.parse_expr()
@@ -570,7 +572,7 @@ def _parse_scan(p: Parser) -> s.QueryOperator:
                 if not p.accept_op(","):
                     break
         p.expect_op(";")
-        steps.append(s.ScanStep(p.span_from(sstart), name, optional, cond, tuple(assigns)))
+        steps.append(s.ScanStep(p.span_from(sstart), name, optional, cond, tuple(assigns), output))
     p.expect_op(")")
     return s.Scan(p.span_from(start), params, declares, tuple(steps))
 
@@ -578,13 +580,15 @@ def _parse_scan(p: Parser) -> s.QueryOperator:
 def _parse_reduce(p: Parser) -> s.QueryOperator:
     start = p.advance().start
     p.parse_params("reduce")
+    params: list[s.OperatorParam] = []
     if p.at_word("kind"):
-        p.advance()
+        kstart = p.advance().start
         p.expect_op("=")
-        p.advance()
+        kind = p.advance()
+        value = s.NameRef(kind.span, kind.text)
+        params.append(s.OperatorParam(p.span_from(kstart), "kind", value))
     p.expect_word("by")
     by = p.parse_expr()
-    params: list[s.OperatorParam] = []
     if p.accept_word("with"):
         while p.tok.kind == Kind.IDENT and p.peek().text == "=":
             pstart = p.tok.start

@@ -548,6 +548,7 @@ class ScanStep(Node):
     optional: bool
     condition: Expr
     assignments: tuple[NamedExpr, ...]
+    output: str = "all"  # `output=all|last|none`
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -22,5 +22,6 @@ def create_executor(ctx: AppContext) -> QueryExecutor:
             max_timeout_ms=settings.query_max_timeout_ms,
             max_memory_bytes=settings.query_max_memory_bytes,
             max_result_rows=settings.query_max_result_rows,
+            summarize_budget_bytes=settings.query_summarize_budget_bytes,
         ),
     )

@@ -50,6 +50,7 @@ class Settings(BaseModel):
     query_queue_size: int = Field(64, ge=0)
     query_max_memory_bytes: int = Field(4 * 1024**3, gt=0)
     query_max_result_rows: int = Field(500_000, gt=0)
+    query_summarize_budget_bytes: int = Field(256 * 1024**2, gt=0)
     mcp_allowed_origins: str = ""
     ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
     ingest_batch_max_rows: int = Field(50_000, gt=0)
@@ -100,6 +101,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("query_queue_size", "Queries allowed to wait; beyond it requests are refused."),
     Setting("query_max_memory_bytes", "Per-query ClickHouse memory limit."),
     Setting("query_max_result_rows", "Largest result a query may return."),
+    Setting(
+        "query_summarize_budget_bytes",
+        "Memory budget of one `summarize` (groups × estimated group size); over it, whole "
+        "series are dropped with a `SummarizeMemoryLimit` warning. `hint.budget` overrides it.",
+    ),
     Setting(
         "mcp_allowed_origins",
         "Comma-separated browser Origins allowed on /mcp besides loopback and the gateway's own"

@@ -242,7 +242,7 @@ class StorageCatalog:
         name_filter: str | None = None,
         limit: int = 200,
     ) -> list[FieldInfo]:
-        """Fields seen in a sample of up to 2,000 rows of the window, most frequent first.
+        """Fields seen in a sample of up to 2,000 rows spread over the window, most frequent first.
 
         Top-level columns carry their declared type; bag paths (``attributes.http.route``)
         the KQL type of the values seen (``dynamic`` when mixed). ``name_filter`` is a
@@ -260,11 +260,20 @@ class StorageCatalog:
             else quote_identifier(c.name)
             for c in STORED_COLUMNS
         )
-        sql = f"SELECT {select} FROM {resolved.qualified_name}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += f" LIMIT {_SAMPLE_ROWS}"
         try:
+            # Rows are stored in (service, time) order, so the first rows of the window would
+            # all be one service's: sample evenly instead, 1 row in `stride` by a hash of the
+            # timestamp (counting and filtering read only the timestamp column).
+            window = " WHERE " + " AND ".join(where) if where else ""
+            counted = self.backend.query_arrow(
+                f"SELECT count() AS n FROM {resolved.qualified_name}{window}", settings=None
+            )
+            stride = max(1, int(counted.column("n")[0].as_py()) // _SAMPLE_ROWS)
+            spread = [*where, f"cityHash64(timestamp) % {stride} = 0"] if stride > 1 else where
+            sql = f"SELECT {select} FROM {resolved.qualified_name}"
+            if spread:
+                sql += " WHERE " + " AND ".join(spread)
+            sql += f" LIMIT {_SAMPLE_ROWS}"
             sample = self.backend.query_arrow(sql, settings=None).to_pylist()
         except EngineError as exc:
             raise StorageError(exc.message) from exc

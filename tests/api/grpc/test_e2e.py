@@ -197,13 +197,6 @@ def test_summarize_streams_several_iterations(engine_route: Route) -> None:
     assert sum(row[1] for row in final) == table_rows(total)[0][0]
 
 
-ENGINE_FORK_NAMES = (
-    "engine: fork branches come back as GenericResult/GenericResult1 instead of their `as` "
-    "names, and a fork's extra table leaks into later queries (compiler state shared)"
-)
-
-
-@pytest.mark.xfail(reason=ENGINE_FORK_NAMES, strict=False)
 def test_fork_streams_one_table_per_branch(engine_route: Route) -> None:
     frames = engine_route.call(
         request(

@@ -22,6 +22,8 @@ from bzrk.engine.backends.base import QuerySettings, RawSetting, ScanStats
 from bzrk.engine.errors import map_backend_errors
 
 _QID_MARKER = "bzrk_qid:"
+# Rows per block of a streamed result: chDB buffers a fixed number of blocks ahead of the reader.
+STREAM_BLOCK_ROWS = 8192
 
 _open_path: str | None = None
 _open_lock = threading.Lock()
@@ -148,12 +150,19 @@ class ChdbBackend:
         dedicated connection (closed when the generator is), and the caller may pull blocks from
         any thread. The first block arrives before the query ends, and closing early stops the
         query; chDB 4.4 does not apply back-pressure, though: it keeps producing blocks ahead of
-        a slow reader (measured: ~300 MB buffered for a 206 MB result).
+        a slow reader. What it holds ahead is a fixed number of blocks, so the stream reads with
+        small blocks (``STREAM_BLOCK_ROWS``) unless the settings name ``max_block_size``. Measured
+        with 650-byte rows: peak RSS grows ~80 MB at 8,192-row blocks whether the result is 210 MB
+        or 860 MB, against ~300 MB at 32,768 and ~480 MB at the default 65,409; a GROUP BY over
+        20 M MergeTree rows runs no slower with the smaller blocks.
         """
+        clause = _settings_clause(settings)
+        if settings is None or "max_block_size" not in settings.extra:
+            clause += (", " if clause else " SETTINGS ") + f"max_block_size = {STREAM_BLOCK_ROWS}"
         conn = chdb.connect(self.path)
         try:
             with map_backend_errors(query_id):
-                stream = conn.send_query(_tag(sql, query_id) + _settings_clause(settings), "Arrow")
+                stream = conn.send_query(_tag(sql, query_id) + clause, "Arrow")
             try:
                 while True:
                     with map_backend_errors(query_id):

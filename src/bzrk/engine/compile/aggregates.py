@@ -32,6 +32,7 @@ NAME_PREFIX = {
     "take_any": "",
     "take_anyif": "anyif",
     "dcount_hll": "dcount_hll",
+    "buildschema": "schema",
 }
 
 
@@ -61,7 +62,8 @@ def _sum(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         x = cast_to(x, "real")
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else ("toFloat64" if rtype == "real" else "")
-    inner = T("sum({0})", x.sql)
+    # The sum of no values is 0 (ClickHouse answers NULL for a Nullable column).
+    inner = T("sum({0})", x.sql) if rtype == "decimal" else T("ifNull(sum({0}), 0)", x.sql)
     return Typed(T(fname + "({0})", inner) if fname else inner, rtype)
 
 
@@ -69,7 +71,7 @@ def _sumif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else "toFloat64"
-    return Typed(T(fname + "(sumIf({0}, {1}))", x.sql, _cond(c, a[1])), rtype)
+    return Typed(T(fname + "(ifNull(sumIf({0}, {1}), 0))", x.sql, _cond(c, a[1])), rtype)
 
 
 def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -84,7 +86,8 @@ def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     if x.type == "timespan":
         return Typed(T("toInt64(avg({0}))", x.sql), "timespan")
-    return Typed(T("avg({0})", cast_to(x, "real").sql), "real")
+    # The average of no values is 0/0.
+    return Typed(T("ifNull(avg({0}), nan)", cast_to(x, "real").sql), "real")
 
 
 def _avgif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -128,8 +131,24 @@ def _limit(a: list[Typed], i: int) -> str:
 
 
 def _make_list(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    if a[0].type == "dynamic":
+        # Kusto appends an array value's elements, not the array (as make_set does).
+        items = T("groupArray(" + _limit(a, 1) + ")({0})", _elements(a[0]))
+        return Typed(
+            _json_list(T("arraySlice(arrayFlatten({0}), 1, " + _limit(a, 1) + ")", items)),
+            "dynamic",
+        )
     return Typed(
         _json_list(T("groupArray(" + _limit(a, 1) + ")({0})", _skip_null_json(a[0]))), "dynamic"
+    )
+
+
+def _elements(x: Typed) -> S.Expr:
+    """A dynamic value as the list of what make_list/make_set collect: an array's elements."""
+    return T(
+        "if(isNull({0}), emptyArrayString(), "
+        "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))",
+        _skip_null_json(x),
     )
 
 
@@ -149,11 +168,7 @@ def _make_list_with_nulls(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 def _set_items(x: Typed) -> S.Expr:
     # make_set of arrays collects their elements.
     if x.type == "dynamic":
-        return T(
-            "arrayFlatten(groupArray(if(isNull({0}), emptyArrayString(), "
-            "if(JSONType({0}) = 'Array', JSONExtractArrayRaw({0}), [assumeNotNull({0})]))))",
-            _skip_null_json(x),
-        )
+        return T("arrayFlatten(groupArray({0}))", _elements(x))
     return T("groupArray({0})", _skip_null_json(x))
 
 
@@ -183,11 +198,24 @@ _BAG_OF_PAIRS = (
 )
 
 
+def _bag(pairs: S.Expr, a: list[Typed], size_at: int) -> Typed:
+    """The bag of the first value of each key; ``make_bag(x, n)`` keeps the first n keys."""
+    if len(a) > size_at:
+        size = cast_to(a[size_at], "long").sql
+        first = T(
+            "arrayFilter((kv, i) -> indexOf(arrayMap(p -> p.1, {0}), kv.1) = i, {0}, "
+            "arrayEnumerate({0}))",
+            pairs,
+        )
+        pairs = T("arraySlice({0}, 1, toUInt64(greatest({1}, 0)))", first, size)
+    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+
+
 def _make_bag(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     pairs = T(
         "arrayFlatten(groupArray(JSONExtractKeysAndValuesRaw(ifNull({0}, '{{}}'))))", a[0].sql
     )
-    return Typed(T(_BAG_OF_PAIRS.replace("{0}", "{0}"), pairs), "dynamic")
+    return _bag(pairs, a, 1)
 
 
 def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -196,7 +224,7 @@ def _make_bag_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         a[0].sql,
         _cond(c, a[1]),
     )
-    return Typed(T(_BAG_OF_PAIRS, pairs), "dynamic")
+    return _bag(pairs, a, 2)
 
 
 def _count(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -219,37 +247,63 @@ def _precision(n: K.Call, position: int) -> int:
 
 
 def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    return Typed(T(f"toInt64(uniqCombined({_precision(n, 1)})({{0}}))", a[0].sql), "long")
+    # ifNull: over no non-null input the Nullable variant answers NULL; Kusto counts 0.
+    return Typed(
+        T(f"toInt64(ifNull(uniqCombined({_precision(n, 1)})({{0}}), 0))", a[0].sql), "long"
+    )
 
 
 def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(
-        T(f"toInt64(uniqCombinedIf({_precision(n, 2)})({{0}}, {{1}}))", a[0].sql, _cond(c, a[1])),
+        T(
+            f"toInt64(ifNull(uniqCombinedIf({_precision(n, 2)})({{0}}, {{1}}), 0))",
+            a[0].sql,
+            _cond(c, a[1]),
+        ),
         "long",
     )
 
 
+# Kusto's deviation and variance of fewer values than they need is 0, not NaN or null.
 def _stat(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "({0})", cast_to(a[0], "real").sql), "real")
+        return Typed(
+            T("ifNotFinite(ifNull(" + fname + "({0}), 0), 0)", cast_to(a[0], "real").sql), "real"
+        )
 
     return build
 
 
 def _statif(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "If({0}, {1})", cast_to(a[0], "real").sql, _cond(c, a[1])), "real")
+        return Typed(
+            T(
+                "ifNotFinite(ifNull(" + fname + "If({0}, {1}), 0), 0)",
+                cast_to(a[0], "real").sql,
+                _cond(c, a[1]),
+            ),
+            "real",
+        )
 
     return build
+
+
+def nearest_rank_level(percent: float) -> float:
+    """The quantileExactLow level for Kusto's nearest rank ceil(p/100 * n).
+
+    ClickHouse takes ceil(level * n) too, but 0.9 * 100 is 90.00000000000001 in doubles and
+    would pick rank 91; a level a hair lower keeps exact products on their rank.
+    """
+    return max(0.0, percent / 100.0 - 1e-12)
 
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     point = n.args[1] if len(n.args) > 1 else None
     if isinstance(point, K.Literal) and isinstance(point.value, int | float):
-        pv: S.Expr = S.Lit(float(point.value) / 100.0)
+        pv: S.Expr = S.Lit(nearest_rank_level(float(point.value)))
     else:
-        pv = T("({0} / 100.0)", cast_to(a[1], "real").sql)
+        pv = T("greatest(0, {0} / 100.0 - 1e-12)", cast_to(a[1], "real").sql)
     if x.type == "datetime":
         return Typed(
             T(
@@ -323,7 +377,9 @@ agg("binary_all_and", _logical("groupBitAnd"))
 agg("binary_all_or", _logical("groupBitOr"))
 agg("binary_all_xor", _logical("groupBitXor"))
 
-MULTI_COLUMN = frozenset({"arg_max", "arg_min", "percentiles", "take_any"})
+MULTI_COLUMN = frozenset(
+    {"arg_max", "arg_min", "percentiles", "percentilesw", "percentilesw_array", "take_any"}
+)
 
 
 def default_name(call: K.Call) -> str:
@@ -361,6 +417,15 @@ def is_aggregate(name: str) -> bool:
 
 
 __all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+
+
+def _register_schema() -> None:
+    from bzrk.engine.compile.schema_agg import buildschema
+
+    AGGREGATES["buildschema"] = buildschema
+
+
+_register_schema()
 
 
 def _register_sketches() -> None:

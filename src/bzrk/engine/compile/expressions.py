@@ -110,6 +110,16 @@ class ExprCompiler:
             value = self.scope.lets[name]
             if isinstance(value, Typed):
                 return value
+            inline = self.scope.lets.get("$inline")
+            if (
+                inline is not None
+                and getattr(value, "params", None) == ()
+                and hasattr(value, "body")
+            ):
+                # A function without parameters may be named without parentheses.
+                from bzrk.kql import syntax as K
+
+                return inline(self, K.Call(node.span, name, ()), value)
             raise unsupported(node, f"'{name}' is not a scalar value here")
         lowered = name.lower()
         if lowered in ("true", "false"):
@@ -254,6 +264,24 @@ class ExprCompiler:
         a, b = self.comparable(a, b)
         if a.type == "string" and b.type == "string":
             return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
+        if op in ("==", "!=") and (_non_null_constant(a.sql) or _non_null_constant(b.sql)):
+            # Against a constant only the column can be null: == is then false, != true. The
+            # plain comparison stays visible to ClickHouse's index analysis.
+            default = "false" if op == "==" else "true"
+            return Typed(T("ifNull({0}, " + default + ")", S.BinOp(sql_op, a.sql, b.sql)), "bool")
+        if op in ("==", "!="):
+            # Kusto: null == non-null is false (!= true); only null == null is null.
+            return Typed(
+                T(
+                    "if(isNull({0}) OR isNull({1}), if(isNull({0}) AND isNull({1}), NULL, "
+                    + ("false" if op == "==" else "true")
+                    + "), {2})",
+                    a.sql,
+                    b.sql,
+                    S.BinOp(sql_op, a.sql, b.sql),
+                ),
+                "bool",
+            )
         return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
 
     def comparable(self, a: Typed, b: Typed) -> tuple[Typed, Typed]:
@@ -1056,10 +1084,47 @@ def _typed_default(c: ExprCompiler, node: K.Call) -> Typed:
     raise unsupported(node, f"'{node.name}' is not supported")
 
 
+def _non_null_constant(expr: S.Expr) -> bool:
+    """A literal (possibly inside a plain conversion template like ``toInt64(5)``) that is not
+    null."""
+    if isinstance(expr, S.Lit):
+        return expr.value is not None
+    if isinstance(expr, S.Template) and expr.args and "null" not in expr.text.lower():
+        return all(_non_null_constant(arg) for arg in expr.args) and "(" in expr.text
+    return False
+
+
+def _reads_columns(expr: Any) -> bool:
+    """Whether an SQL tree reads a column of the current row (subqueries aside)."""
+    import dataclasses
+
+    if isinstance(expr, S.Col):
+        return True
+    if isinstance(expr, S.ScalarSubquery) or not dataclasses.is_dataclass(expr):
+        return False
+    for f in dataclasses.fields(expr):
+        value = getattr(expr, f.name)
+        items = value if isinstance(value, list | tuple) else [value]
+        if any(_reads_columns(v) for v in items):
+            return True
+    return False
+
+
 def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
     compile_tabular = c.scope.lets.get("$tabular")
     if compile_tabular is None or not node.args:
         raise unsupported(node, "toscalar needs a tabular argument")
+    # toscalar() is evaluated once per query: it cannot use a value of the current row (a
+    # function parameter bound to a column, say).
+    for ref in node.args[0].walk():
+        if isinstance(ref, K.NameRef):
+            bound = c.scope.lets.get(ref.name)
+            if isinstance(bound, Typed) and _reads_columns(bound.sql):
+                raise unsupported(
+                    ref,
+                    f"toscalar() cannot depend on the row value '{ref.name}'",
+                    code="InvalidArgument",
+                )
     if isinstance(node.args[0], K.Pipeline):
         relation = compile_tabular(node.args[0])
     else:
@@ -1100,8 +1165,15 @@ def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
     return bag
 
 
+def _estimate_data_size(c: ExprCompiler, node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_misc import estimate_data_size
+
+    return estimate_data_size(c, node)
+
+
 _SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "column_ifexists": _column_ifexists,
+    "estimate_data_size": _estimate_data_size,
     "toscalar": _toscalar,
     "pack_all": _pack_all,
 }
@@ -1114,7 +1186,15 @@ def _register_specials() -> None:
 
 
 _WINDOW_FUNCTIONS = frozenset(
-    {"prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min"}
+    {
+        "prev",
+        "next",
+        "row_number",
+        "row_cumsum",
+        "row_rank_dense",
+        "row_rank_min",
+        "row_window_session",
+    }
 )
 
 

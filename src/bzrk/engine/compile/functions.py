@@ -215,6 +215,13 @@ reg("extract", _extract)
 
 def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     regex, s = to_string(args[0]), to_string(args[-1])
+    chosen = _constant_group_numbers(args[1]) if len(args) == 3 else None
+    if chosen is not None:
+        # Chosen capture groups (0: the whole match) of every match; one group gives strings.
+        whole = T("extractAllGroupsVertical({1}, concat('(', {0}, ')'))", regex, s)
+        picks = ", ".join(f"__m[{g + 1}]" for g in chosen)
+        shape = f"__m[{chosen[0] + 1}]" if len(chosen) == 1 else f"[{picks}]"
+        return Typed(T("toJSONString(arrayMap(__m -> " + shape + ", {0}))", whole), "dynamic")
     groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
     # No group: all whole matches; one group: its values; several: one array per match.
     return Typed(
@@ -227,6 +234,22 @@ def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typ
         ),
         "dynamic",
     )
+
+
+def _constant_group_numbers(value: Typed) -> list[int] | None:
+    import json
+
+    if value.type != "dynamic" or not isinstance(value.sql, S.Lit):
+        return None
+    try:
+        groups = json.loads(str(value.sql.value))
+    except ValueError:
+        return None
+    if not isinstance(groups, list) or not groups:
+        return None
+    if not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in groups):
+        return None
+    return groups
 
 
 reg("extract_all", _extract_all_simple)
@@ -284,8 +307,13 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":
+                # Surrounding whitespace (newlines too) does not stop a datetime parse.
                 return Typed(
-                    T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime"
+                    T(
+                        "parseDateTime64BestEffortUSOrNull(trimBoth({0}, ' \t\r\n'), 7, 'UTC')",
+                        text,
+                    ),
+                    "datetime",
                 )
             if kql_type == "timespan":
                 return c.parse_timespan(text)
@@ -448,7 +476,8 @@ reg(
     lambda c, a, n: (
         Typed(T("randCanonical()"), "real")
         if not a
-        else Typed(T("toInt64(randCanonical() * {0})", a[0].sql), "long")
+        # rand(N): a whole number in [0, N), typed real as Kusto types it.
+        else Typed(T("floor(randCanonical() * {0})", cast_to(a[0], "real").sql), "real")
     ),
 )
 
@@ -589,28 +618,6 @@ reg("make_timespan", lambda c, a, n: c.make_timespan(a))
 reg("make_datetime", lambda c, a, n: c.make_datetime(a))
 reg("format_datetime", lambda c, a, n: c.format_datetime(a[0], a[1]))
 reg("format_timespan", lambda c, a, n: c.format_timespan(a[0], a[1]))
-reg(
-    "datetime_utc_to_local",
-    lambda c, a, n: Typed(
-        T(
-            "toDateTime64(toTimeZone({0}, {1}), 7, 'UTC') + toIntervalSecond(timeZoneOffset(toTimeZone({0}, {1})))",
-            a[0].sql,
-            to_string(a[1]),
-        ),
-        "datetime",
-    ),
-)
-reg(
-    "datetime_local_to_utc",
-    lambda c, a, n: Typed(
-        T(
-            "{0} - toIntervalSecond(timeZoneOffset(toDateTime64(toString({0}), 7, {1})))",
-            a[0].sql,
-            to_string(a[1]),
-        ),
-        "datetime",
-    ),
-)
 reg("totimespan", _to("timespan"))
 
 # --- dynamic ---------------------------------------------------------------------------------
@@ -800,9 +807,10 @@ reg(
     ),
 )
 reg("bag_merge", lambda c, a, n: c.bag_merge(a))
-reg(
-    "bag_remove_keys",
-    lambda c, a, n: Typed(
+
+
+def _bag_remove_listed_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
         T(
             "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
             + _DYN_TEXT_K
@@ -811,8 +819,17 @@ reg(
             a[1].sql,
         ),
         "dynamic",
-    ),
-)
+    )
+
+
+def _bag_remove_keys(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_bags import bag_remove_keys
+
+    constant = bag_remove_keys(c, args, node)
+    return constant if constant is not None else _bag_remove_listed_keys(c, args, node)
+
+
+reg("bag_remove_keys", _bag_remove_keys)
 reg("gettype", lambda c, a, n: c.gettype(a[0]))
 reg("array_iff array_iif", lambda c, a, n: c.array_iff(a))
 reg(
@@ -928,13 +945,15 @@ reg("range", _range_array)
 
 
 def _bag_zip(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Keys that are not an array give null; values that are not an array count as empty.
     return Typed(
         T(
+            "if(JSONType(ifNull({0}, '')) != 'Array', NULL, "
             "concat('{{', arrayStringConcat(arrayFilter(x -> x != '', arrayMap(i -> if(JSONType(arrayElement(JSONExtractArrayRaw({0}), i)) = 'String', "
             "concat(arrayElement(JSONExtractArrayRaw({0}), i), ':', ifNull(arrayElementOrNull(JSONExtractArrayRaw({1}), i), 'null')), ''), "
-            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}')",
-            args[0].sql,
-            args[1].sql,
+            "range(1, length(JSONExtractArrayRaw({0})) + 1))), ','), '}}'))",
+            to_json(args[0]),
+            to_json(args[1]),
         ),
         "dynamic",
     )
@@ -1154,8 +1173,19 @@ def _replace_strings(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     # One pass, lookups in order: each lookup is first swapped for a control-character marker
     # (so later lookups never match inside earlier replacements), then markers become rewrites.
     text = to_string(args[0])
-    lookups = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[1].sql)
-    rewrites = T("arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", args[2].sql)
+    # Lookups that are not strings are ignored; a rewrite that is not a string makes no
+    # replacement, but its lookup still claims the text it matches (later lookups skip it).
+    raw_lookups = T("JSONExtractArrayRaw({0})", args[1].sql)
+    raw_rewrites = T("JSONExtractArrayRaw({0})", args[2].sql)
+    lookups = T(
+        "arrayMap(x -> if(JSONType(x) = 'String', JSONExtractString(x), ''), {0})", raw_lookups
+    )
+    rewrites = T(
+        "arrayMap(i -> if(i > length({1}), '', if(JSONType({1}[i]) = 'String', "
+        "JSONExtractString({1}[i]), {0}[i])), arrayEnumerate({0}))",
+        lookups,
+        raw_rewrites,
+    )
     marker = "concat(char(1), repeat(char(3), toUInt64(p.1)), char(2))"
     marked = T(
         "arrayFold((acc, p) -> if(p.2 = '', acc, replaceAll(acc, p.2, " + marker + ")), "
@@ -1180,8 +1210,21 @@ reg("replace_strings", _replace_strings)
 
 def _register_geo() -> None:
     from bzrk.engine.compile.geo import GEO_FUNCTIONS
+    from bzrk.engine.compile.geo_clip import CLIP_FUNCTIONS
+    from bzrk.engine.compile.geo_s2 import S2_FUNCTIONS
+    from bzrk.engine.compile.geo_s2_cover import COVER_FUNCTIONS
+    from bzrk.engine.compile.geo_shapes import SHAPE_FUNCTIONS
+    from bzrk.engine.compile.geo_transforms import TRANSFORM_FUNCTIONS
 
-    for name, builder in GEO_FUNCTIONS.items():
+    geo = {
+        **GEO_FUNCTIONS,
+        **S2_FUNCTIONS,
+        **COVER_FUNCTIONS,
+        **SHAPE_FUNCTIONS,
+        **TRANSFORM_FUNCTIONS,
+        **CLIP_FUNCTIONS,
+    }
+    for name, builder in geo.items():
         FUNCTIONS[name] = builder
 
 
@@ -1347,7 +1390,8 @@ reg("base64_encode_fromguid", _base64_from_guid)
 reg(
     "base64_decode_toguid",
     fn(
-        "if(length(tryBase64Decode({0})) = 16, UUIDNumToString(tryBase64Decode({0}), 2), NULL)",
+        "if(length(tryBase64Decode({0})) = 16, "
+        "toUUID(UUIDNumToString(toFixedString(tryBase64Decode({0}), 16), 2)), NULL)",
         "guid",
         "s",
     ),
@@ -1356,7 +1400,8 @@ reg(
     "format_ipv4_mask",
     lambda c, a, n: Typed(
         T(
-            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL, '', concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
+            "if(IPv4StringToNumOrNull(splitByChar('/', {0})[1]) IS NULL OR {3} < 0 OR {3} > 32, '', "
+            "concat(IPv4NumToString(toUInt32({1})), '/', toString({2})))",
             to_string(a[0]),
             _ipv4_masked(to_string(a[0]), cast_to(a[1], "long").sql if len(a) > 1 else None),
             T(
@@ -1364,6 +1409,7 @@ reg(
                 to_string(a[0]),
                 cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
             ),
+            cast_to(a[1], "long").sql if len(a) > 1 else lit(32),
         ),
         "string",
     ),
@@ -1379,6 +1425,11 @@ reg(
 
 
 def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_bags import bag_set_key
+
+    at_path = bag_set_key(c, args, node)
+    if at_path is not None:
+        return at_path
     bag, key, value = args[0], args[1], args[2]
     path = _json_path(key)
     if len(path) != 1:
@@ -1437,12 +1488,6 @@ reg("current_cluster_endpoint", fn("'bzrk'", "string"))
 reg("current_principal", fn("'bzrk'", "string"))
 reg("cursor_current", fn("''", "string"))
 reg(
-    "estimate_data_size",
-    lambda c, a, n: Typed(
-        S.Func("plus", [lit(0), *[T("toInt64(length({0}))", to_string(x)) for x in a]]), "long"
-    ),
-)
-reg(
     "ipv4_is_private",
     fn(
         "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
@@ -1500,17 +1545,44 @@ reg(
         "real",
     ),
 )
-reg(
-    "indexof_regex",
-    lambda c, a, n: Typed(
+
+
+def _indexof_regex(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # Matches do not overlap and must lie inside [start, start + length); a negative start or
+    # occurrence, or a length below -1, is invalid (null). regexpInstr counts bytes.
+    s, pattern = to_string(args[0]), to_string(args[1])
+    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
+    haystack = T(
+        "if({1} = -1, {0}, substringUTF8({0}, 1, toUInt64(greatest({2} + {1}, 0))))",
+        s,
+        length,
+        start,
+    )
+    found = T(
+        "regexpInstr({0}, {1}, toUInt64(length(substringUTF8({0}, 1, toUInt64({2}))) + 1), "
+        "toUInt64(greatest({3}, 1)))",
+        haystack,
+        pattern,
+        start,
+        occurrence,
+    )
+    return Typed(
         T(
-            "if(match({0}, {1}), toInt64(positionUTF8({0}, regexpExtract({0}, {1}, 0))) - 1, toInt64(-1))",
-            to_string(a[0]),
-            to_string(a[1]),
+            "if({1} < 0 OR {2} < -1 OR {3} < 1, NULL, if({0} = 0, toInt64(-1), "
+            "toInt64(lengthUTF8(substring({4}, 1, {0} - 1)))))",
+            found,
+            start,
+            length,
+            occurrence,
+            s,
         ),
         "long",
-    ),
-)
+    )
+
+
+reg("indexof_regex", _indexof_regex)
 
 
 # --- IPv6 (IPv4 addresses are compared as ::ffff:a.b.c.d, their prefixes shifted by 96) ---------
@@ -1520,10 +1592,17 @@ def _ipv6_addr(text: S.Expr) -> S.Expr:
     return T("toIPv6OrNull(splitByChar('/', {0})[1])", text)
 
 
-def _ipv6_bits(text: S.Expr) -> S.Expr:
+def _ipv6_bits(text: S.Expr, *, dotted_is_ipv4: bool = False) -> S.Expr:
+    # A prefix on an IPv4 address counts from bit 96. parse_ipv6_mask also reads an IPv6
+    # address written with a dotted tail (`::1.2.3.4/24`) that way; the comparisons do not.
+    ipv4 = (
+        "position(splitByChar('/', {0})[1], '.') > 0"
+        if dotted_is_ipv4
+        else "isIPv4String(splitByChar('/', {0})[1])"
+    )
     return T(
         "if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]) "
-        "+ if(isIPv4String(splitByChar('/', {0})[1]), 96, 0), 128)",
+        "+ if(" + ipv4 + ", 96, 0), 128)",
         text,
     )
 
@@ -1607,7 +1686,7 @@ reg(
                 to_string(a[0]),
                 T(
                     "least({0}, toInt64({1}))",
-                    _ipv6_bits(to_string(a[0])),
+                    _ipv6_bits(to_string(a[0]), dotted_is_ipv4=True),
                     cast_to(a[1], "long").sql,
                 ),
             )
@@ -1685,3 +1764,66 @@ def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("parse_url", _parse_url)
+
+
+def _register_codecs() -> None:
+    from bzrk.engine.compile.functions_codec import CODEC_FUNCTIONS
+
+    FUNCTIONS.update(CODEC_FUNCTIONS)
+
+
+_register_codecs()
+
+
+def _register_punycode() -> None:
+    from bzrk.engine.compile.functions_punycode import PUNYCODE_FUNCTIONS
+
+    FUNCTIONS.update(PUNYCODE_FUNCTIONS)
+
+
+_register_punycode()
+
+
+def _register_stats() -> None:
+    from bzrk.engine.compile.functions_stats import STATS_FUNCTIONS
+
+    FUNCTIONS.update(STATS_FUNCTIONS)
+
+
+_register_stats()
+
+
+def _register_time() -> None:
+    from bzrk.engine.compile.functions_time import TIME_FUNCTIONS
+
+    FUNCTIONS.update(TIME_FUNCTIONS)
+
+
+_register_time()
+
+
+def _register_misc() -> None:
+    from bzrk.engine.compile.functions_misc import MISC_FUNCTIONS
+
+    FUNCTIONS.update(MISC_FUNCTIONS)
+
+
+_register_misc()
+
+
+def _register_bags() -> None:
+    from bzrk.engine.compile.functions_bags import dynamic_to_json
+
+    FUNCTIONS["dynamic_to_json"] = dynamic_to_json
+
+
+_register_bags()
+
+
+def _register_text() -> None:
+    from bzrk.engine.compile.functions_text import TEXT_FUNCTIONS
+
+    FUNCTIONS.update(TEXT_FUNCTIONS)
+
+
+_register_text()

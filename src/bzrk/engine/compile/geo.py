@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.geo_shapes import SAFE_POLYGON_JSON, dissolved_text, valid_shape_text
 from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
 
 if TYPE_CHECKING:
@@ -233,7 +234,10 @@ def geo_geohash_to_central_point(c: ExprCompiler, a: list[Typed], n: K.Call) -> 
 
 def geo_point_in_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     lon, lat = _real(a[0]), _real(a[1])
-    poly = a[2].sql
+    # ClickHouse throws on degenerate rings; Kusto answers null, so they never reach it.
+    valid = T(valid_shape_text("{0}"), a[2].sql)
+    # Bound once (lambda lets) so that the validity test is not repeated in the SQL.
+    poly = T("__gshape")
     rings = T("JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Float64)))')", poly)
     multi = T(
         "JSONExtract(ifNull({0}, ''), 'coordinates', 'Array(Array(Array(Array(Float64))))')", poly
@@ -247,22 +251,29 @@ def geo_point_in_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
     single = inside_one.replace("{r}", "{2}")
     many = "arrayExists(poly -> " + inside_one.replace("{r}", "poly") + ", {3})"
+    test = T(
+        "if("
+        + _VALID_POINT.replace("{0}", "{5}").replace("{1}", "{6}")
+        + " AND __gvalid, if(JSONExtractString(ifNull({4}, ''), 'type') = 'MultiPolygon', "
+        + many
+        + ", "
+        + single
+        + "), NULL)",
+        T("toFloat64(ifNull({0}, 0))", lon),
+        T("toFloat64(ifNull({0}, 0))", lat),
+        rings,
+        multi,
+        poly,
+        lon,
+        lat,
+    )
     return Typed(
         T(
-            "if("
-            + _VALID_POINT.replace("{0}", "{5}").replace("{1}", "{6}")
-            + ", if(JSONExtractString(ifNull({4}, ''), 'type') = 'MultiPolygon', "
-            + many
-            + ", "
-            + single
-            + "), NULL)",
-            T("toFloat64(ifNull({0}, 0))", lon),
-            T("toFloat64(ifNull({0}, 0))", lat),
-            rings,
-            multi,
-            poly,
-            lon,
-            lat,
+            "arrayMap(__gvalid -> arrayMap(__gshape -> {0}, [if(__gvalid, {1}, {2})])[1], [{3}])[1]",
+            test,
+            a[2].sql,
+            S.Lit(SAFE_POLYGON_JSON),
+            valid,
         ),
         "bool",
     )
@@ -377,13 +388,31 @@ def _polygons(shape: S.Expr) -> S.Expr:
     )
 
 
+def _dissolved(shape: S.Expr) -> S.Expr:
+    """The polygons of a shape, overlapping parts of a MultiPolygon merged (as Kusto measures)."""
+    return T(dissolved_text("{0}", _POLYGONS_TEXT), shape)
+
+
+_POLYGONS_TEXT = (
+    "if("
+    + _SHAPE_TYPE
+    + " = 'MultiPolygon', arrayMap(poly -> "
+    + _TUPLES.replace("{0}", "poly")
+    + ", "
+    + _MULTI_RINGS
+    + "), ["
+    + _TUPLES.replace("{0}", _POLYGON_RINGS)
+    + "])"
+)
+
+
 def geo_polygon_area(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     area = T(
         "arraySum(arrayMap(poly -> abs(polygonAreaSpherical(poly)), {0})) * "
         + repr(EARTH_RADIUS_M)
         + " * "
         + repr(EARTH_RADIUS_M),
-        _polygons(a[0].sql),
+        _dissolved(a[0].sql),
     )
     return Typed(T("if({0} > 0, {0}, NULL)", area), "real")
 
@@ -392,10 +421,10 @@ def geo_polygon_perimeter(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     perimeter = T(
         "arraySum(arrayMap(poly -> polygonPerimeterSpherical(poly), {0})) * "
         + repr(EARTH_RADIUS_M),
-        _polygons(a[0].sql),
+        _dissolved(a[0].sql),
     )
     area = T(
-        "arraySum(arrayMap(poly -> abs(polygonAreaSpherical(poly)), {0}))", _polygons(a[0].sql)
+        "arraySum(arrayMap(poly -> abs(polygonAreaSpherical(poly)), {0}))", _dissolved(a[0].sql)
     )
     return Typed(T("if({1} > 0, {0}, NULL)", perimeter, area), "real")
 
@@ -457,7 +486,7 @@ def geo_azimuth(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
 
 def geo_polygon_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    outer = T("arrayMap(poly -> poly[1], {0})", _polygons(a[0].sql))
+    outer = T("arrayMap(poly -> poly[1], {0})", _dissolved(a[0].sql))
     # Planar shoelace centroid in degrees: close enough (well under 1e-6) for city-scale shapes.
     cx = "arraySum(arrayMap(ring -> arraySum(arrayMap(i -> (ring[i].1 + ring[i + 1].1) * (ring[i].1 * ring[i + 1].2 - ring[i + 1].1 * ring[i].2), range(1, length(ring)))), {0}))"
     cy = "arraySum(arrayMap(ring -> arraySum(arrayMap(i -> (ring[i].2 + ring[i + 1].2) * (ring[i].1 * ring[i + 1].2 - ring[i + 1].1 * ring[i].2), range(1, length(ring)))), {0}))"
@@ -482,8 +511,35 @@ def geo_polygon_centroid(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+# One member of a GEOMETRYCOLLECTION: a keyword and up to three levels of parentheses.
+_WKT_MEMBER = (
+    "(?i)(?:MULTIPOLYGON|MULTILINESTRING|MULTIPOINT|POLYGON|LINESTRING|POINT)\\s*"
+    "\\((?:[^()]|\\((?:[^()]|\\([^()]*\\))*\\))*\\)"
+)
+
+
 def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     text = to_string(a[0])
+    member = _wkt_geometry(T("__gw"))
+    collection = T(
+        'concat(\'{{"type":"GeometryCollection","geometries":[\', arrayStringConcat(arrayMap(__gw -> '
+        "{1}, extractAll({0}, " + S.quote_string(_WKT_MEMBER) + ")), ','), ']}}')",
+        text,
+        member,
+    )
+    single = _wkt_geometry(text)
+    return Typed(
+        T(
+            "if(match(upper({0}), '^\\s*GEOMETRYCOLLECTION\\s*\\('), {1}, {2})",
+            text,
+            collection,
+            single,
+        ),
+        "dynamic",
+    )
+
+
+def _wkt_geometry(text: S.Expr) -> S.Expr:
     kinds = [
         ("MULTIPOLYGON", "MultiPolygon", "readWKTMultiPolygon"),
         ("MULTILINESTRING", "MultiLineString", "readWKTMultiLineString"),
@@ -507,7 +563,7 @@ def geo_from_wkt(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
                 text,
             )
         )
-    return Typed(S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")]), "dynamic")
+    return S.Func("multiIf", [*branches, S.Cast(S.Lit(None), "Nullable(String)")])
 
 
 GEO_FUNCTIONS.update(
@@ -587,7 +643,9 @@ def geo_distance_point_to_polygon(c: ExprCompiler, a: list[Typed], n: K.Call) ->
     )
     return Typed(
         T(
-            "if({3}, 0, arrayMin(arrayMap(l -> " + _path_distance("l", "{0}", "{1}") + ", {2})))",
+            "if({3} IS NULL, NULL, if({3}, 0, arrayMin(arrayMap(l -> "
+            + _path_distance("l", "{0}", "{1}")
+            + ", {2}))))",
             T("toFloat64(ifNull({0}, 0))", lon),
             T("toFloat64(ifNull({0}, 0))", lat),
             rings,

@@ -67,10 +67,16 @@ def pattern_regex(
         if part.column is not None:
             kql_type = normalize_kql_type(part.column.type or "string")
             columns.append((part.column.name, kql_type))
-            if kql_type in _TYPED_GROUPS:
+            if kql_type in _TYPED_GROUPS and kind == "relaxed":
+                # Relaxed: a value of the wrong type still matches (and converts to null).
+                typed = _TYPED_GROUPS[kql_type][1:-1]
+                regex.append(f"({typed}|.*)" if last else f"({typed}|.*?)")
+            elif kql_type in _TYPED_GROUPS:
                 regex.append(_TYPED_GROUPS[kql_type])
             else:
-                # Regex mode is greedy unless flags say U; simple mode stops at the next literal.
+                # Regex mode is greedy unless flags say U; simple mode stops at the next
+                # literal; relaxed mode reads typed values that way too and lets conversion
+                # null the ones that do not convert.
                 regex.append("(.*)" if kind == "regex" or last else "(.*?)")
         elif part.literal is not None:
             regex.append(
@@ -99,7 +105,9 @@ def _convert(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
         "guid": "toguid",
         "decimal": "todecimal",
     }[kql_type]
-    return FUNCTIONS[converter](c, [Typed(T("nullIf({0}, '')", text), "string")], None)  # type: ignore[arg-type]
+    # Surrounding whitespace (a line break a greedy group took along) does not stop a conversion.
+    trimmed = T("nullIf(replaceRegexpAll({0}, '^\\s+|\\s+$', ''), '')", text)
+    return FUNCTIONS[converter](c, [Typed(trimmed, "string")], None)  # type: ignore[arg-type]
 
 
 def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
@@ -164,39 +172,104 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
     return qc._select(relation, select, out, where=where)
 
 
+def _class_of(chars: str) -> str:
+    """Characters as the inside of a regex character class."""
+    return "".join("\\" + c if c in "\\]^-[" else c for c in chars)
+
+
+def _kv_value_regex(
+    pair_delim: str, quotes: list[tuple[str, str]], escapes: str, *, greedy: bool, words: bool
+) -> str:
+    """The value part: a quoted value (group 1 per quote pair) or a bare one (last group)."""
+    alternatives = []
+    for open_q, close_q in quotes:
+        body = f"[^{_class_of(close_q + escapes)}]"
+        if escapes:
+            body = f"(?:{body}|[{_class_of(escapes)}].)"
+        alternatives.append(f"{escape_regex(open_q)}({body}*){escape_regex(close_q)}")
+    if words:
+        bare = "(\\w+)"
+    elif greedy:
+        bare = "(.*?)"
+    else:
+        bare = f"([^{_class_of(pair_delim)}]*)" if pair_delim else "(.*)"
+    alternatives.append(bare)
+    return "(?:" + "|".join(alternatives) + ")"
+
+
 def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relation:
-    params = {p.name: p.value for p in op.with_params}
-
-    def text_param(name: str, default: str) -> str:
-        value = params.get(name)
-        return (
-            value.value
-            if isinstance(value, K.Literal) and isinstance(value.value, str)
-            else default
-        )
-
-    pair_delim = text_param("pair_delimiter", " ")
-    kv_delim = text_param("kv_delimiter", "=")
-    quote = text_param("quote", "")
+    """`parse-kv`: specified delimiters (with quotes, escapes, greedy values), no delimiters
+    (any non-alphanumeric character separates; bare values are words), or `regex` (two groups:
+    key and value). The first occurrence of a key wins; values are trimmed; quoted values are
+    unescaped."""
+    quotes: list[tuple[str, str]] = []
+    escapes = ""
+    texts: dict[str, str] = {}
+    greedy = False
+    for param in op.with_params:
+        name = param.name.lower()
+        value = param.value
+        if name == "greedy":
+            greedy = isinstance(value, K.Literal) and value.value is True
+            continue
+        if not isinstance(value, K.Literal) or not isinstance(value.value, str):
+            raise unsupported(
+                param, f"parse-kv: {name} must be a string literal", code="InvalidArgument"
+            )
+        if name == "quote":
+            if len(value.value) not in (1, 2):
+                raise unsupported(
+                    param, "parse-kv: quote takes one or two characters", code="InvalidArgument"
+                )
+            quotes.append((value.value[0], value.value[-1]))
+        elif name == "escape":
+            escapes += value.value
+        elif name in ("pair_delimiter", "kv_delimiter", "regex"):
+            texts[name] = value.value
+        else:
+            raise unsupported(param, f"parse-kv: unknown option '{name}'", code="InvalidArgument")
     scope = relation.scope(qc.lets)
     compiler = ExprCompiler(scope)
     source = to_string(compiler.compile(op.source))
     values: dict[str, Typed] = {}
+    user_regex = texts.get("regex")
+    pair_delim = texts.get("pair_delimiter", "")
+    kv_delim = texts.get("kv_delimiter", "")
+    specified = bool(pair_delim or kv_delim)
     for column in op.columns:
         kql_type = normalize_kql_type(column.type or "string")
+        if user_regex is not None:
+            pairs = T("extractAllGroupsVertical({0}, {1})", source, S.Lit(user_regex))
+            text = T(
+                "trimBoth(arrayElement(arrayFirst(__kv -> trimBoth(__kv[1]) = {0}, {1}), 2))",
+                S.Lit(column.name),
+                pairs,
+            )
+            values[column.name] = _convert(compiler, text, kql_type)
+            continue
         key = escape_regex(column.name)
-        if quote:
-            q = escape_regex(quote[0])
-            value_re = f"(?:{q}([^{q}]*){q}|([^{escape_regex(pair_delim)}]*))"
+        quoted_keys = [f"{escape_regex(o)}{key}{escape_regex(c)}" for o, c in quotes]
+        key_re = "(?:" + "|".join([*quoted_keys, key]) + ")"
+        if specified:
+            start = f"(?:^|{escape_regex(pair_delim)})" if pair_delim else "(?:^|\\s)"
+            middle = f"\\s*{escape_regex(kv_delim or '=')}\\s*"
+            value_re = _kv_value_regex(pair_delim, quotes, escapes, greedy=greedy, words=False)
+            end = ""
+            if greedy:
+                # A greedy value runs up to the next `<pair delimiter> key <kv delimiter>`.
+                end = f"\\s*(?:{escape_regex(pair_delim)}[^{_class_of(pair_delim + kv_delim)}]+{escape_regex(kv_delim)}|$)"
         else:
-            value_re = f"([^{escape_regex(pair_delim)}]*)"
-        if quote:
-            key = f"{escape_regex(quote[0])}?{key}{escape_regex(quote[0])}?"
-        regex = (
-            f"(?:^|{escape_regex(pair_delim)})\\s*{key}\\s*{escape_regex(kv_delim)}\\s*{value_re}"
-        )
+            start = "(?:^|\\W)"
+            middle = "\\s*[^\\w\\s]\\s*"
+            value_re = _kv_value_regex("", quotes, escapes, greedy=False, words=True)
+            end = ""
+        regex = f"{start}\\s*{key_re}{middle}{value_re}{end}"
         groups = T("extractGroups({0}, {1})", source, S.Lit(regex))
-        text = T("arrayStringConcat({0}, '')", groups)
+        text = T("trimBoth(arrayStringConcat({0}, ''))", groups)
+        if escapes:
+            text = T(
+                "replaceRegexpAll({0}, {1}, '\\\\1')", text, S.Lit(f"[{_class_of(escapes)}](.)")
+            )
         values[column.name] = _convert(compiler, text, kql_type)
     out = list(relation.columns) + [
         (n, v.type) for n, v in values.items() if n not in dict(relation.columns)

@@ -15,10 +15,16 @@ from typing import Any
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths
-from bzrk.engine.compile.aggregates import AggregateContext, default_name, is_aggregate
+from bzrk.engine.compile.aggregates import (
+    AggregateContext,
+    default_name,
+    is_aggregate,
+    nearest_rank_level,
+)
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget, series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
@@ -78,6 +84,8 @@ class CompiledTable:
 class CompiledQuery:
     tables: list[CompiledTable] = field(default_factory=list)
     visualization: Visualization | None = None
+    # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
+    budgets: list[SummarizeBudget] = field(default_factory=list)
 
 
 @dataclass
@@ -116,6 +124,9 @@ class QueryCompiler:
         self.window_groups: dict[int, str] = {}
         # Constant bag paths the query names (root name -> paths), read natively by tables.
         self.bag_paths: dict[str, set[bag_paths.Path]] = {}
+        # The summarize memory budget; set by the query service, None elsewhere.
+        self.budget_policy: BudgetPolicy | None = None
+        self.budgets: list[SummarizeBudget] = []
 
     # --- statements ------------------------------------------------------------------------
 
@@ -127,16 +138,27 @@ class QueryCompiler:
                 self.lets[statement.name] = self._let_value(statement.value)
             elif isinstance(statement, K.ExprStatement):
                 relation = self.tabular(statement.expr)
+                if getattr(relation, "graph", None) is not None:
+                    raise unsupported(statement, "a query cannot end with a graph")
                 result.tables.append(
                     self._finish(relation, self._table_name(relation, len(result.tables)))
                 )
                 result.tables.extend(self._pending_forks)
                 self._pending_forks = []
-            elif isinstance(statement, K.SetOption | K.DeclareParameters):
+            elif isinstance(statement, K.SetOption):
+                # Options that expressions read (bin_auto's size and origin) stay visible.
+                if statement.value is not None:
+                    self.lets["$set:" + statement.name.lower()] = statement.value
+            elif isinstance(statement, K.DeclareParameters):
                 continue
+            elif isinstance(statement, K.DeclarePattern):
+                from bzrk.engine.compile.patterns import declare_pattern
+
+                declare_pattern(self, statement)
             else:
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
+        result.budgets = list(self.budgets)
         return result
 
     def _table_name(self, relation: Relation, index: int) -> str:
@@ -237,6 +259,10 @@ class QueryCompiler:
             if source is None:
                 raise unsupported(node, f"unknown table '{node.name}'", code="UnknownTable")
             return self._table(source)
+        from bzrk.engine.compile.patterns import is_pattern_ref, pattern_relation
+
+        if is_pattern_ref(self, node):
+            return pattern_relation(self, node)
         if isinstance(node, K.Call):
             return self._tabular_call(node, input_rel)
         if isinstance(node, K.QueryOperator):
@@ -281,7 +307,8 @@ class QueryCompiler:
             params
             and params[0].type == "table"
             and input_rel is not None
-            and len(positional) < len([p for p in params if p.default is None])
+            # The piped input fills the table parameter unless every parameter got an argument.
+            and len(positional) < len(params)
         ):
             bound[params[0].name] = input_rel
             params = params[1:]
@@ -383,7 +410,12 @@ class QueryCompiler:
         return ExprCompiler(scope).compile(node)
 
     def _row_window(self, name: str, args: list[Typed], node: K.Call) -> Typed:
-        frame = " OVER (ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        frame = (
+            " OVER ("
+            # Inside mv-apply/partition, prev() and next() stay within the row's group.
+            + (f"PARTITION BY {S.quote_identifier(self.partition)} " if self.partition else "")
+            + "ORDER BY `__rn` ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+        )
         if name in ("prev", "next"):
             value = args[0]
             offset = cast_to(args[1], "long").sql if len(args) > 1 else lit(1)
@@ -408,16 +440,24 @@ class QueryCompiler:
                 value.type,
             )
         group = self.window_groups.get(id(node))
-        if name == "row_rank_dense":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
-            return Typed(T("toInt64(" + S.quote_identifier(group) + " + 1)"), "long")
-        if name == "row_rank_min":
-            if group is None:
-                raise unsupported(node, f"'{name}' is not supported here")
+        if name == "row_window_session" and group is not None:
+            from bzrk.engine.compile.window_session import session_start
+
+            return session_start(args, group)
+        if name in ("row_rank_dense", "row_rank_min") and group is None:
+            raise unsupported(node, f"'{name}' is not supported here")
+        if name in ("row_rank_dense", "row_rank_min") and group is not None:
             grp = S.quote_identifier(group)
+            # With a restart condition ranks count inside its segments (see _window_groups).
+            segment = f"(PARTITION BY {S.quote_identifier(group + 'r')})" if len(args) > 1 else "()"
+            if name == "row_rank_dense":
+                return Typed(T(f"toInt64({grp} - min({grp}) OVER {segment} + 1)"), "long")
             return Typed(
-                T("toInt64(min(`__rn`) OVER (PARTITION BY " + grp + ") - min(`__rn`) OVER () + 1)"),
+                T(
+                    "toInt64(min(`__rn`) OVER (PARTITION BY "
+                    + grp
+                    + f") - min(`__rn`) OVER {segment} + 1)"
+                ),
                 "long",
             )
         partition = f"PARTITION BY {S.quote_identifier(group)} " if group else ""
@@ -560,7 +600,15 @@ def _projection(
     return result
 
 
-_WINDOW_NAMES = ("prev", "next", "row_number", "row_cumsum", "row_rank_dense", "row_rank_min")
+_WINDOW_NAMES = (
+    "prev",
+    "next",
+    "row_number",
+    "row_cumsum",
+    "row_rank_dense",
+    "row_rank_min",
+    "row_window_session",
+)
 
 
 def _uses_window(node: K.Node) -> bool:
@@ -581,7 +629,7 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
             restart = node.name in ("row_number", "row_cumsum") and len(node.args) > 1
             if restart and isinstance(node.args[1], K.Literal) and node.args[1].value is False:
                 restart = False
-            if restart or node.name in ("row_rank_dense", "row_rank_min"):
+            if restart or node.name in ("row_rank_dense", "row_rank_min", "row_window_session"):
                 calls.append(node)
     if not calls:
         return relation
@@ -593,10 +641,21 @@ def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.Name
         compiler = ExprCompiler(scope)
         if call.name in ("row_number", "row_cumsum"):
             cond = compiler.as_bool(compiler.compile(call.args[1]))
+        elif call.name == "row_window_session":
+            from bzrk.engine.compile.window_session import group_start_condition
+
+            cond = group_start_condition(
+                compiler, call, lambda v, c=call: qc._row_window("prev", [v], c)
+            )
         else:
             value = compiler.compile(call.args[0])
             previous = qc._row_window("prev", [value], call)
-            cond = T("({0} != {1})", value.sql, previous.sql)
+            cond = T("ifNull({0} != {1}, false)", value.sql, previous.sql)
+            if len(call.args) > 1:
+                # A rank restarts where its condition holds: `__grp{k}r` numbers those segments.
+                restart = T("ifNull({0}, false)", compiler.as_bool(compiler.compile(call.args[1])))
+                conditions.append((T("toInt64({0})", restart), f"__rc{k}r"))
+                cond = T("({0} OR {1})", cond, restart)
         conditions.append((T("toInt64(ifNull({0}, false))", cond), f"__rc{k}"))
         qc.window_groups[id(call)] = f"__grp{k}"
     base = [(S.Col(n), n) for n, _ in relation.columns]
@@ -648,6 +707,21 @@ def op_project(qc: QueryCompiler, op: K.Project, relation: Relation) -> Relation
 
 
 def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
+    if _uses_window(op.predicate):
+        # prev()/next() need the row order: compute the predicate as a column first.
+        flag = f"__where{next(qc._counter)}"
+        item = K.NamedExpr(op.span, (flag,), op.predicate)
+        marked = op_extend(qc, K.Extend(op.span, (item,)), relation)
+        keep = [(n, t) for n, t in marked.columns if n != flag]
+        flag_value = ExprCompiler(marked.scope(qc.lets)).as_bool(
+            Typed(S.Col(flag), dict(marked.columns)[flag])
+        )
+        return qc._select(
+            marked,
+            [(S.Col(n), n) for n, _ in keep],
+            keep,
+            where=T("ifNull({0}, false)", flag_value),
+        )
     cond = qc.expr(relation, op.predicate)
     compiler = ExprCompiler(relation.scope(qc.lets))
     return qc._select(
@@ -818,6 +892,7 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
     out: list[tuple[str, str]] = []
     group_by: list[S.Expr] = []
     column_counter = itertools.count(1)
+    keys: list[tuple[str, S.Expr, str]] = []
     part = _partition(qc, relation)
     if part:
         used.add(part)
@@ -839,13 +914,14 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         group_by.append(value.sql)
         columns.append((value.sql, name))
         out.append((name, value.type))
+        keys.append((name, value.sql, value.type))
     agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
     for item in op.aggregates:
         expr = item.expr
         if isinstance(expr, K.Call) and expr.name in ("arg_max", "arg_min"):
             _arg_extreme(qc, expr, item, row_scope, relation, columns, out, used)
             continue
-        if isinstance(expr, K.Call) and expr.name in ("percentiles", "percentiles_array"):
+        if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
             _percentiles(qc, expr, item, row_scope, columns, out, used)
             continue
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
@@ -853,6 +929,10 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
             name = item.names[0]
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
             name = kql_expression_name(expr, aggregate=True) or default_name(expr)
+            if expr.name == "percentile" and len(expr.args) >= 2:
+                # percentile(x, 55) is named like percentiles(x, 55): percentile_x_55.
+                with contextlib.suppress(CompileError):
+                    name = f"{name}_{_percent_label(_const(expr.args[1]))}"
             if expr.name.startswith("covariance") and len(expr.args) >= 2:
                 # covariance(x, y) is named after both columns.
                 name = (
@@ -864,7 +944,8 @@ def op_summarize(qc: QueryCompiler, op: K.Summarize, relation: Relation) -> Rela
         used.add(name)
         columns.append((value.sql, name))
         out.append((name, value.type))
-    return qc._select(relation, columns, out, group_by=group_by)
+    keep_series = series_filter(qc, op, relation, keys)
+    return qc._select(relation, columns, out, group_by=group_by, where=keep_series)
 
 
 def _by_name(node: K.Expr) -> str | None:
@@ -878,6 +959,7 @@ def _by_name(node: K.Expr) -> str | None:
             "bin",
             "floor",
             "bin_at",
+            "bin_auto",
             "startofday",
             "startofweek",
             "startofmonth",
@@ -956,17 +1038,28 @@ def _percentiles(
 ) -> None:
     value = ExprCompiler(scope).compile(call.args[0])
     column = _expr_name(call.args[0]) or ""
-    points = [a for a in call.args[1:]]
-    if call.name == "percentiles_array":
-        sqls = []
-        for p in points:
-            sqls.append(
-                T(
-                    "toJSONString(quantileExactLow({0})({1}))",
-                    S.Lit(float(_const(p)) / 100.0),
-                    value.sql,
-                )
-            )
+    weighted = call.name.startswith("percentilesw")
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
+
+    def quantile(pct: Any) -> S.Expr:
+        # A percentage from a parameter or let is a constant expression, folded by ClickHouse.
+        level = (
+            T("greatest(0, toFloat64({0}) / 100.0 - 1e-12)", pct.sql)
+            if isinstance(pct, Typed)
+            else S.Lit(nearest_rank_level(float(pct)))
+        )
+        if not weighted:
+            return S.Func("quantileExactLow", [value.sql], params=[level])
+        weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
+        # A row's weight counts it that many times (null or negative weights: not at all).
+        return S.Func(
+            "quantileExactWeighted",
+            [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
+            params=[level],
+        )
+
+    if call.name.endswith("_array"):
+        sqls = [T("toJSONString({0})", quantile(p)) for p in points]
         name = item.names[0] if item.names else f"percentiles_{column}"
         name = _unique(name, used)
         used.add(name)
@@ -975,23 +1068,27 @@ def _percentiles(
         )
         out.append((name, "dynamic"))
         return
-    # One aggregate state for all points: ClickHouse computes the repeated call once.
-    levels = [S.Lit(float(_const(p)) / 100.0) for p in points]
-    state = S.Func("quantilesExactLow", [value.sql], params=levels)
-    for i, p in enumerate(points):
-        pct = _const(p)
+    # Constant points share one aggregate state (ClickHouse computes the repeated call once)
+    # instead of one exact state per point.
+    shared: S.Expr | None = None
+    if not weighted and points and not any(isinstance(p, Typed) for p in points):
+        levels = [S.Lit(nearest_rank_level(float(p))) for p in points]
+        shared = S.Func("quantilesExactLow", [value.sql], params=levels)
+    for i, pct in enumerate(points):
         if item.names and i < len(item.names):
             name = item.names[i]
         else:
-            label = str(pct).replace(".", "_")
-            if label.endswith("_0"):
-                label = label[:-2]
+            # A computed percentage has no digits to show.
+            label = "p" if isinstance(pct, Typed) else _percent_label(pct)
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
-        columns.append(
-            (T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, state), name)
-        )
+        if shared is None:
+            columns.append((quantile(pct), name))
+        else:
+            # An empty group gives null, as quantileExactLow does (quantiles gives zeros).
+            element = T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, shared)
+            columns.append((element, name))
         out.append(
             (
                 name,
@@ -1002,11 +1099,50 @@ def _percentiles(
         )
 
 
-def _const(node: K.Expr) -> Any:
+def _percent_label(pct: Any) -> str:
+    """`50` → `50`, `50.0` → `50`, `99.9` → `99_9` (as Kusto names percentile columns)."""
+    label = str(pct).replace(".", "_")
+    return label[:-2] if label.endswith("_0") else label
+
+
+_PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
+
+
+def _percentile_points(nodes: list[K.Expr], scope: Scope) -> list[Any]:
+    """Percentages: literals (one by one or one dynamic array) or constant expressions."""
+    from bzrk.engine.compile.expressions import _reads_columns
+
+    if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
+        return list(nodes[0].value)
+    points: list[Any] = []
+    for node in nodes:
+        try:
+            points.append(_const(node))
+            continue
+        except CompileError:
+            pass
+        value = ExprCompiler(scope).compile(node)
+        if _reads_columns(value.sql):
+            raise unsupported(node, "percentiles need constant percentages")
+        points.append(value)
+    return points
+
+
+def _const(node: K.Expr, lets: dict[str, Any] | None = None) -> Any:
     if isinstance(node, K.Literal):
         return node.value
     if isinstance(node, K.Unary) and isinstance(node.operand, K.Literal):
         return -node.operand.value
+    if isinstance(node, K.NameRef) and lets is not None and isinstance(lets.get(node.name), Typed):
+        # A constant bound to a name (a function parameter, a let): its literal inside casts.
+        sql: S.Expr = lets[node.name].sql
+        while isinstance(sql, S.Cast | S.Template) and not isinstance(sql, S.Lit):
+            inner = [sql.operand] if isinstance(sql, S.Cast) else list(sql.args)
+            if len(inner) != 1:
+                break
+            sql = inner[0]
+        if isinstance(sql, S.Lit) and isinstance(sql.value, int | float):
+            return sql.value
     raise unsupported(node, "expected a constant")
 
 
@@ -1104,8 +1240,9 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
     labelled: list[tuple[Relation, str]] = []
     if relation is not None:
         labelled.append((relation, qc._result_names.get(relation.name, "union_arg0")))
-    for index, table in enumerate(op.tables):
-        rel = qc.tabular(table)
+    from bzrk.engine.compile.union_sources import union_inputs
+
+    for index, (rel, table) in enumerate(union_inputs(qc, op)):
         label = (
             qc._result_names.get(rel.name)
             or _expr_name(table)
@@ -1126,6 +1263,8 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 seen_types[n].append(t)
     out_names: list[tuple[str, str, str]] = []  # (output name, source name, type)
     used: set[str] = {source_col} if source_col else set()
+    # Names that are real columns win over the name a split column is given (x_long1).
+    reserved = {n for n, types in seen_types.items() if len(types) == 1}
     for rel, _ in labelled:
         for n, t in rel.columns:
             split = len(seen_types[n]) > 1
@@ -1133,7 +1272,7 @@ def op_union(qc: QueryCompiler, op: K.Union, relation: Relation | None) -> Relat
                 not split and any(src == n for _, src, _t in out_names)
             ):
                 continue
-            name = _unique(f"{n}_{t}" if split else n, used)
+            name = _unique(f"{n}_{t}", used | reserved) if split else _unique(n, used)
             used.add(name)
             out_names.append((name, n, t))
     if inner:
@@ -1383,6 +1522,13 @@ def src_print(qc: QueryCompiler, op: K.Print) -> Relation:
     columns, out = [], []
     used: set[str] = set()
     for i, item in enumerate(op.items):
+        multi = _multi_column(ExprCompiler(scope), item)
+        if multi is not None:
+            for name, value in multi:
+                columns.append((value.sql, _unique(name, used)))
+                used.add(columns[-1][1])
+                out.append((columns[-1][1], value.type))
+            continue
         value = ExprCompiler(scope).compile(item.expr)
         name = item.names[0] if item.names else f"print_{i}"
         name = _unique(name, used)
@@ -1437,6 +1583,8 @@ def src_range(qc: QueryCompiler, op: K.Range) -> Relation:
         s, e, st = (cast_to(v, "real").sql for v in (start, end, step))
         count = T("toUInt64(greatest(0, floor(({1} - {0}) / {2} + 1e-9) + 1))", s, e, st)
         value = Typed(T("({0} + number * {1})", s, st), "real")
+    # Bounds from toscalar() are Nullable; numbers() needs a plain count (null bounds: no rows).
+    count = T("assumeNotNull(ifNull({0}, toUInt64(0)))", count)
     query = S.Select(columns=[(value.sql, op.name)], from_=S.TableFunction("numbers", [count]))
     return qc._new_cte(query, [(op.name, value.type)], ordered=True)
 
@@ -1453,6 +1601,8 @@ def op_fork(qc: QueryCompiler, op: K.Fork, relation: Relation) -> Relation:
     first: Relation | None = None
     for i, (branch, name) in enumerate(zip(op.branches, op.names, strict=True)):
         result = qc.tabular(branch, relation)
+        # A branch is named by `name = (...)`, else by an `as` inside it, else GenericResult<i>.
+        name = name or qc._result_names.get(result.name)
         if first is None:
             first = result
             qc._result_names = {**qc._result_names, result.name: name or "GenericResult"}
@@ -1663,15 +1813,6 @@ _JSON_TYPE_TO_KQL = {
 }
 
 
-def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
-    name = op.plugin.name.lower()
-    if name == "bag_unpack":
-        return _bag_unpack(qc, op, relation)
-    if name == "ipv4_lookup":
-        return _ipv4_lookup(qc, op, relation)
-    raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
-
-
 def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """`evaluate ipv4_lookup(Lookup, ip_column, range_column [, return_unmatched])`.
 
@@ -1755,7 +1896,7 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
         keys = [
             (c.name, normalize_kql_type(c.type))
             for c in op.schema
-            if c.name not in dict(relation.columns)
+            if c.name != "*" and c.name not in dict(relation.columns)
         ]
     else:
         if qc.probe is None:
@@ -1810,9 +1951,6 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     return qc._select(relation, columns, out)
 
 
-_OPERATORS[K.Evaluate] = op_evaluate
-
-
 def op_sample(qc: QueryCompiler, op: K.Sample, relation: Relation) -> Relation:
     relation = _strip_rn(qc, relation)
     return qc._select(
@@ -1830,9 +1968,12 @@ _OPERATORS[K.Sample] = op_sample
 def _multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, Typed]] | None:
     """`series_stats(x)`, `series_fit_line(y)`: one column per field of the function's result."""
     from bzrk.engine.compile.functions import FUNCTIONS
+    from bzrk.engine.compile.functions_arrays import SORTS, sorted_array_columns
     from bzrk.engine.compile.series import MULTI_COLUMN_FUNCTIONS
 
     expr = item.expr
+    if isinstance(expr, K.Call) and expr.name in SORTS and len(item.names) <= 1:
+        return sorted_array_columns(compiler, expr, _expr_name)
     if not isinstance(expr, K.Call) or expr.name not in MULTI_COLUMN_FUNCTIONS:
         return None
     builder_name, fields = MULTI_COLUMN_FUNCTIONS[expr.name]
@@ -1877,3 +2018,32 @@ def op_project_by_names(qc: QueryCompiler, op: K.ProjectByNames, relation: Relat
 
 
 _OPERATORS[K.ProjectByNames] = op_project_by_names
+
+from bzrk.engine.compile.partition import op_partition  # noqa: E402
+from bzrk.engine.compile.plugins import op_evaluate  # noqa: E402
+from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
+from bzrk.engine.compile.scan import op_scan  # noqa: E402
+from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
+from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
+from bzrk.engine.compile.union_sources import src_external_data  # noqa: E402
+
+_OPERATORS[K.Scan] = op_scan
+_OPERATORS[K.Evaluate] = op_evaluate
+_OPERATORS[K.Partition] = op_partition
+_OPERATORS[K.TopNested] = op_top_nested
+_OPERATORS[K.Reduce] = op_reduce
+_OPERATORS[K.Search] = op_search
+_SOURCE_OPERATORS[K.Search] = src_search
+_SOURCE_OPERATORS[K.ExternalData] = src_external_data
+
+from bzrk.engine.compile.graph import (  # noqa: E402
+    op_graph_mark_components,
+    op_graph_match,
+    op_graph_to_table,
+    op_make_graph,
+)
+
+_OPERATORS[K.MakeGraph] = op_make_graph
+_OPERATORS[K.GraphMatch] = op_graph_match
+_OPERATORS[K.GraphToTable] = op_graph_to_table
+_OPERATORS[K.GraphMarkComponents] = op_graph_mark_components

@@ -117,6 +117,11 @@ def _pair(template: str):  # type: ignore[no-untyped-def]
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         left = T("arrayMap(x -> ifNull(x, 0), {0})", numbers(a[0]))
         right = T("arrayMap(x -> ifNull(x, 0), {0})", numbers(a[1]))
+        # A scalar operand stands for a series of that value, as long as the other one.
+        if a[1].type != "dynamic" and a[0].type == "dynamic":
+            right = T("arrayResize({1}, length({0}), {1}[1])", left, right)
+        elif a[0].type != "dynamic" and a[1].type == "dynamic":
+            left = T("arrayResize({0}, length({1}), {0}[1])", left, right)
         return Typed(T(template, left, right), "real")
 
     return build
@@ -280,7 +285,9 @@ def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
     arr = numbers(a[0])
     edges = c.as_bool(a[2]) if len(a) > 2 else lit(True)
-    constant = cast_to(a[3], "real").sql if len(a) > 3 else S.Cast(lit(None), "Nullable(Float64)")
+    # A series with no value at all becomes the constant (0 unless given).
+    has_constant = len(a) > 3 and not (isinstance(a[3].sql, S.Lit) and a[3].sql.value is None)
+    constant = cast_to(a[3], "real").sql if has_constant else lit(0.0)
     prev_idx = T(
         "arrayFill(i -> {0}[i] IS NOT NULL, arrayMap(i -> if({0}[i] IS NULL, 0, i), range(1, length({0}) + 1)))",
         arr,
@@ -303,6 +310,16 @@ def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         edges,
         constant,
     )
+    if a[0].type == "dynamic":
+        # A series of integers stays integral (interpolated values truncated), as in Kusto.
+        # (Read from the JSON text: ClickHouse's raw array elements lose the `.0` of `111.0`.)
+        value = T(
+            "if(match(ifNull({0}, ''), '[0-9]') AND NOT match(ifNull({0}, ''), '[0-9][.eE]'), "
+            "toJSONString(arrayMap(v -> toInt64(trunc(v)), {1})), toJSONString({1}))",
+            a[0].sql,
+            value,
+        )
+        return Typed(value, "dynamic")
     return Typed(_json(value), "dynamic")
 
 
@@ -373,3 +390,19 @@ SERIES_FUNCTIONS.update(
         "series_fit_2lines_dynamic": _fit_line_dynamic,
     }
 )
+
+
+def _register_decompose() -> None:
+    from bzrk.engine.compile.series_decompose import DECOMPOSE_FUNCTIONS, DECOMPOSE_MULTI_COLUMN
+    from bzrk.engine.compile.series_periods import PERIOD_FUNCTIONS, PERIOD_MULTI_COLUMN
+    from bzrk.engine.compile.series_poly import POLY_FUNCTIONS, POLY_MULTI_COLUMN
+
+    SERIES_FUNCTIONS.update(DECOMPOSE_FUNCTIONS)
+    SERIES_FUNCTIONS.update(POLY_FUNCTIONS)
+    SERIES_FUNCTIONS.update(PERIOD_FUNCTIONS)
+    MULTI_COLUMN_FUNCTIONS.update(DECOMPOSE_MULTI_COLUMN)
+    MULTI_COLUMN_FUNCTIONS.update(POLY_MULTI_COLUMN)
+    MULTI_COLUMN_FUNCTIONS.update(PERIOD_MULTI_COLUMN)
+
+
+_register_decompose()

@@ -22,15 +22,20 @@ def _values(x: Typed) -> S.Expr:
 
 
 def hll(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    # A sketch of no values is null, as in Kusto.
     return Typed(
-        T("concat('[', arrayStringConcat(groupUniqArray({0}), ','), ']')", _values(a[0])), "dynamic"
+        T(
+            "nullIf(concat('[', arrayStringConcat(groupUniqArray({0}), ','), ']'), '[]')",
+            _values(a[0]),
+        ),
+        "dynamic",
     )
 
 
 def hll_if(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(
         T(
-            "concat('[', arrayStringConcat(groupUniqArrayIf({0}, ifNull({1}, false)), ','), ']')",
+            "nullIf(concat('[', arrayStringConcat(groupUniqArrayIf({0}, ifNull({1}, false)), ','), ']'), '[]')",
             _values(a[0]),
             c.as_bool(a[1]),
         ),
@@ -59,7 +64,7 @@ def tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     else:
         items = T("groupArray({0})", value)
-    return Typed(T("concat('[', arrayStringConcat({0}, ','), ']')", items), "dynamic")
+    return Typed(T("nullIf(concat('[', arrayStringConcat({0}, ','), ']'), '[]')", items), "dynamic")
 
 
 def tdigest_merge_agg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:

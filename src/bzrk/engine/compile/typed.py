@@ -211,7 +211,10 @@ def _from_text(text: S.Expr, kql_type: str) -> Typed:
             "bool",
         )
     if kql_type == "datetime":
-        return Typed(T("parseDateTime64BestEffortUSOrNull({0}, 7, 'UTC')", text), "datetime")
+        return Typed(
+            T("parseDateTime64BestEffortUSOrNull(trimBoth({0}, ' \t\r\n'), 7, 'UTC')", text),
+            "datetime",
+        )
     if kql_type == "timespan":
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":

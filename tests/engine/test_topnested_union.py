@@ -1,0 +1,68 @@
+"""top-nested and union inputs (wildcards, isfuzzy, split column names) on inline data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bzrk.engine.compile.errors import CompileError
+from bzrk.engine.oneshot import execute_text
+
+DATA = """
+let T = datatable(region:string, host:string, bytes:long) [
+  "eu", "a", 10, "eu", "a", 5, "eu", "b", 30, "eu", "c", 1,
+  "us", "d", 7, "us", "e", 8, "ap", "f", 2];
+"""
+
+
+def table(backend: Any, kql: str) -> tuple[list[str], list[list[Any]]]:
+    result = execute_text(backend, kql).tables[0]
+    return [c.name for c in result.columns], result.rows
+
+
+def test_top_nested_two_levels(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    columns, rows = table(
+        chdb_backend,
+        DATA
+        + "T | top-nested 2 of region by total = sum(bytes), top-nested 1 of host by sum(bytes)"
+        " | order by total desc",
+    )
+    assert columns == ["region", "total", "host", "aggregated_host"]
+    assert rows == [["eu", 46, "b", 30], ["us", 15, "e", 8]]
+
+
+def test_top_nested_ascending(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    _, rows = table(chdb_backend, DATA + "T | top-nested 1 of region by n = count() asc")
+    assert rows == [["ap", 1]]
+
+
+def test_top_nested_others_is_rejected(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CompileError):
+        table(chdb_backend, DATA + "T | top-nested 1 of region with others = 'x' by count()")
+
+
+def test_union_wildcard_and_fuzzy(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    let V_1 = view () { print x = 1 };
+    let V_2 = view () { print x = 2 };
+    let W = view () { print x = 3 };
+    union isfuzzy=true V*, (Missing | where x > 0) | order by x asc"""
+    assert table(chdb_backend, kql)[1] == [[1], [2]]
+
+
+def test_union_unknown_table_without_fuzzy_is_an_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CompileError):
+        table(chdb_backend, "union (print x = 1), Missing")
+
+
+def test_union_split_columns_yield_to_real_names(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    columns, _ = table(
+        chdb_backend, "union (print x = 1), (print x = toint(2)), (print x_long = 3)"
+    )
+    assert columns == ["x_long1", "x_int", "x_long"]
+
+
+def test_externaldata_is_refused_with_a_reason(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CompileError, match="external storage"):
+        table(chdb_backend, 'externaldata (a:string) [h@"https://example.com/x.csv"]')
