@@ -7,7 +7,6 @@ import json
 import re
 import stat
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -150,21 +149,23 @@ def test_poll_honours_slow_down(server: dict[str, Any], monkeypatch: pytest.Monk
     for this and every later poll (RFC 8628 3.5), and the login still completes."""
     waits: list[float] = []
     real_sleep = time.sleep
+    user_code: list[str] = []
 
     def sleep(seconds: float) -> None:
         waits.append(seconds)
         # The first two polls go out early, as from a client whose clock jumped: the second is
-        # too soon after the first (the first has nothing to be compared with).
+        # too soon after the first (the first has nothing to be compared with). The user
+        # approves only after that slow_down: an approval racing a poll answers it "pending".
+        if len(waits) == 3:
+            approve_in_browser(server, user_code[0])
         real_sleep(0.2 if len(waits) <= 2 else seconds)
 
     monkeypatch.setattr(login_module.time, "sleep", sleep)
     connection = Connection(server["gateway"], "default", None, None)
     with Gateway(connection) as gateway:
         started = gateway.post_form("/oauth/device/code", {"client_id": CLIENT_ID}).json()
-        approver = threading.Timer(0.05, approve_in_browser, (server, started["user_code"]))
-        approver.start()
+        user_code.append(started["user_code"])
         body = login_module.poll_device_token(gateway, started)
-        approver.join()
     assert body["access_token"].startswith("bzrk_at_")
     interval = float(started["interval"])
     assert waits == [interval, interval, interval + 5]
