@@ -24,6 +24,7 @@ from bzrk.engine.compile.aggregates import (
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
+from bzrk.engine.compile.prune import prune_columns
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget, series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json, to_string
 from bzrk.engine.events import PRIMARY_RESULT, Column, Visualization
@@ -169,10 +170,9 @@ class QueryCompiler:
 
     def _finish(self, relation: Relation, name: str) -> CompiledTable:
         select = S.Select(
-            columns=[(S.Col(n), n) for n, _ in relation.columns],
-            from_=relation.source(),
-            ctes=list(self.ctes),
+            columns=[(S.Col(n), n) for n, _ in relation.columns], from_=relation.source()
         )
+        select.ctes = prune_columns(list(self.ctes), select)
         return CompiledTable(
             name,
             S.render(select),
