@@ -1,4 +1,4 @@
-"""``parse``, ``parse-where`` and ``parse-kv``: text patterns → one RE2 regex → typed columns.
+"""``parse`` and ``parse-where`` (``parse-kv`` lives in parse_kv.py): text patterns → one RE2 regex → typed columns.
 
 The pattern is turned into a regular expression here (literals escaped in ``simple`` mode,
 user groups made non-capturing in ``regex`` mode), passed to ClickHouse as a string literal,
@@ -85,7 +85,7 @@ def pattern_regex(
     return "".join(regex), columns
 
 
-def _convert(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
+def convert_text(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
     from bzrk.engine.compile.functions import FUNCTIONS
 
     if kql_type == "string":
@@ -128,7 +128,7 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
     values: dict[str, Typed] = {}
     for i, (name, kql_type) in enumerate(columns):
         group = T("arrayElement({0}, " + str(i + 1) + ")", groups)
-        values[name] = _convert(compiler, group, kql_type)
+        values[name] = convert_text(compiler, group, kql_type)
     if kind == "simple":
         # Simple mode is all or nothing: a typed part that does not convert empties the row.
         typed = [values[n] for n, t in columns if t != "string"]
@@ -169,41 +169,6 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
 
 
 def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relation:
-    params = {p.name: p.value for p in op.with_params}
+    from bzrk.engine.compile.parse_kv import op_parse_kv as compile_parse_kv
 
-    def text_param(name: str, default: str) -> str:
-        value = params.get(name)
-        return (
-            value.value
-            if isinstance(value, K.Literal) and isinstance(value.value, str)
-            else default
-        )
-
-    pair_delim = text_param("pair_delimiter", " ")
-    kv_delim = text_param("kv_delimiter", "=")
-    quote = text_param("quote", "")
-    scope = relation.scope(qc.lets)
-    compiler = ExprCompiler(scope)
-    source = to_string(compiler.compile(op.source))
-    values: dict[str, Typed] = {}
-    for column in op.columns:
-        kql_type = normalize_kql_type(column.type or "string")
-        key = escape_regex(column.name)
-        if quote:
-            q = escape_regex(quote[0])
-            value_re = f"(?:{q}([^{q}]*){q}|([^{escape_regex(pair_delim)}]*))"
-        else:
-            value_re = f"([^{escape_regex(pair_delim)}]*)"
-        if quote:
-            key = f"{escape_regex(quote[0])}?{key}{escape_regex(quote[0])}?"
-        regex = (
-            f"(?:^|{escape_regex(pair_delim)})\\s*{key}\\s*{escape_regex(kv_delim)}\\s*{value_re}"
-        )
-        groups = T("extractGroups({0}, {1})", source, S.Lit(regex))
-        text = T("arrayStringConcat({0}, '')", groups)
-        values[column.name] = _convert(compiler, text, kql_type)
-    out = list(relation.columns) + [
-        (n, v.type) for n, v in values.items() if n not in dict(relation.columns)
-    ]
-    select = [(values[n].sql if n in values else S.Col(n), n) for n, _ in out]
-    return qc._select(relation, select, out)
+    return compile_parse_kv(qc, op, relation)
