@@ -1,0 +1,43 @@
+"""Engine fixes found by the conformance corpora (issue #4), checked on inline data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bzrk.engine.oneshot import execute_text
+
+CASES = [
+    # integer series stay integers (interpolated values truncated); real series interpolate
+    (
+        "print a=dynamic([null, 111, null, 36, 41, null, null, 16, 61, 33, null, null]) "
+        "| project f = series_fill_linear(a), e = series_fill_linear(a, double(null), false)",
+        [
+            [
+                [111, 111, 73, 36, 41, 32, 24, 16, 61, 33, 33, 33],
+                [None, 111, 73, 36, 41, 32, 24, 16, 61, 33, None, None],
+            ]
+        ],
+    ),
+    (
+        "print f = series_fill_linear(dynamic([1.0, null, 2])), "
+        "c = series_fill_linear(dynamic([null, null]), double(null), true, 3.5), "
+        "z = series_fill_linear(dynamic([null, null])), "
+        "p = series_fill_linear(dynamic([1, 0, 0, 4]), 0)",
+        [[[1, 1.5, 2], [3.5, 3.5], [0, 0], [1, 2, 3, 4]]],
+    ),
+    # a scalar side is broadcast, the longer series is cut, non-numbers are skipped
+    (
+        "print a = series_dot_product(dynamic([1, 2, 4]), 2), "
+        "b = series_dot_product(3, dynamic([1, 2])), "
+        "c = series_dot_product(dynamic([1, 2, 3]), dynamic([10, 'x'])), "
+        "d = series_dot_product(dynamic([]), dynamic([1]))",
+        [[14.0, 9.0, 10.0, None]],
+    ),
+]
+
+
+@pytest.mark.parametrize("kql,want", CASES)
+def test_engine_fix(chdb_backend: Any, kql: str, want: list[list[Any]]) -> None:
+    assert execute_text(chdb_backend, kql).tables[0].rows == want
