@@ -35,6 +35,20 @@ CASES = [
         "d = series_dot_product(dynamic([]), dynamic([1]))",
         [[14.0, 9.0, 10.0, None]],
     ),
+    # bag_unpack with an output schema: `*` keeps the input columns, unlisted keys are dropped
+    (
+        "datatable(d: dynamic, Description: string, x: long) "
+        '[dynamic({"Name": "John", "Age": 20, "height": 180}), "Student", 1] '
+        "| evaluate bag_unpack(d) : (*, Name: string, Age: long)",
+        [["Student", 1, "John", 20]],
+    ),
+    # without `*` the schema is the whole output, in its order
+    (
+        "datatable(d: dynamic, Description: string, x: long) "
+        '[dynamic({"Name": "John", "Age": 20, "height": 180}), "Student", 1] '
+        "| evaluate bag_unpack(d) : (Age: long, Description: string, Name: string)",
+        [[20, "Student", "John"]],
+    ),
 ]
 
 

@@ -1839,11 +1839,14 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     if isinstance(ignored_node, K.Literal) and isinstance(ignored_node.value, list):
         ignored = {str(v) for v in ignored_node.value}
     keys: list[tuple[str, str]] = []
+    # `: (*, k: type, ...)` keeps every input column; without `*` the schema is the whole output.
+    keep_all = any(c.name == "*" for c in op.schema)
+    listed = [c.name for c in op.schema if c.name != "*"]
     if op.schema:
         keys = [
             (c.name, normalize_kql_type(c.type))
             for c in op.schema
-            if c.name not in dict(relation.columns)
+            if c.name != "*" and c.name not in dict(relation.columns)
         ]
     else:
         if qc.probe is None:
@@ -1871,6 +1874,8 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
             keys.append((str(row["k"]), kql_type))
     keys = [(k, t) for k, t in keys if k not in ignored]
     existing = [(n, t) for n, t in relation.columns if n != bag_name]
+    if op.schema and not keep_all:
+        existing = [(n, t) for n, t in existing if n in listed]
     existing_names = {n for n, _ in existing}
     values: dict[str, Typed] = {}
     for key, kql_type in keys:
@@ -1895,6 +1900,12 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
             continue
         columns.append((value.sql, n))
         out.append((n, value.type))
+    if op.schema and not keep_all:
+        order = {name: i for i, name in enumerate(listed)}
+        ranked = sorted(
+            zip(columns, out, strict=True), key=lambda pair: order.get(pair[1][0], len(order))
+        )
+        columns, out = [c for c, _ in ranked], [o for _, o in ranked]
     return qc._select(relation, columns, out)
 
 
