@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -48,6 +49,17 @@ CASES = [
         '[dynamic({"Name": "John", "Age": 20, "height": 180}), "Student", 1] '
         "| evaluate bag_unpack(d) : (Age: long, Description: string, Name: string)",
         [[20, "Student", "John"]],
+    ),
+    # real → decimal keeps 15 significant digits (as .NET does), not the binary expansion
+    (
+        "datatable(a: decimal) [1.1, 2.2, 3.3] | summarize total = sum(a)",
+        [[Decimal("6.6")]],
+    ),
+    ("print todecimal(0.1 + 0.2), todecimal(-2.5e-3)", [[Decimal("0.3"), Decimal("-0.0025")]]),
+    # round() of a decimal is a decimal, half away from zero
+    (
+        "print round(decimal(3.14159), 2), round(decimal(-2.345), 2), round(decimal(2.5))",
+        [[Decimal("3.14"), Decimal("-2.35"), Decimal("3")]],
     ),
 ]
 

@@ -487,6 +487,12 @@ def _round(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
     if x.type in ("int", "long"):
         return Typed(T("toInt64(round(toFloat64({0}), {1}))", x.sql, digits), x.type)
+    from bzrk.kql.syntax import Literal
+
+    # ClickHouse needs a constant precision to round a decimal.
+    if x.type == "decimal" and (len(args) < 2 or isinstance(node.args[1], Literal)):
+        # Decimals stay decimal; ClickHouse rounds them half away from zero, as KQL does.
+        return Typed(T("round({0}, {1})", x.sql, digits), "decimal")
     # KQL rounds half away from zero.
     return Typed(T("round({0}, {1})", cast_to(x, "real").sql, digits), "real")
 
