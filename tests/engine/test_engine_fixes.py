@@ -61,6 +61,11 @@ CASES = [
         "print round(decimal(3.14159), 2), round(decimal(-2.345), 2), round(decimal(2.5))",
         [[Decimal("3.14"), Decimal("-2.35"), Decimal("3")]],
     ),
+    # `0x` text converts like a hex literal; anything else that is no number is null
+    (
+        "print tolong('0xa0'), toint(' 0x10 '), tolong('0xzz'), tolong('12'), tolong('-5')",
+        [[160, 16, None, 12, -5]],
+    ),
 ]
 
 
