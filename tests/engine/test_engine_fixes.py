@@ -66,6 +66,16 @@ CASES = [
         "print tolong('0xa0'), toint(' 0x10 '), tolong('0xzz'), tolong('12'), tolong('-5')",
         [[160, 16, None, 12, -5]],
     ),
+    # project with a window function keeps the serialized order of its input
+    (
+        "let t = datatable(v: long) [1, 2, 3]; union t, t | serialize "
+        "| project cs = row_cumsum(v, false)",
+        [[1], [3], [6], [7], [9], [12]],
+    ),
+    (
+        "range x from 1 to 5 step 1 | sort by x desc | project x, p = prev(x)",
+        [[5, None], [4, 5], [3, 4], [2, 3], [1, 2]],
+    ),
 ]
 
 

@@ -563,7 +563,9 @@ def _projection(
             scope.columns[name] = value
     if window:
         order = [n for n in order if n != "__rn" and not n.startswith("__grp")]
-        order += ["__rn"] if extend else []
+        # project keeps the row number too, so that its output stays in serialized order.
+        order += ["__rn"]
+        values.setdefault("__rn", Typed(S.Col("__rn"), "long"))
     part = _partition(qc, relation)
     if part and part not in order:
         order.append(part)
@@ -572,6 +574,9 @@ def _projection(
     columns = [(values[n].sql, n) for n in order]
     result = qc._select(relation, columns, out)
     result.ordered = relation.ordered or window
+    if window and not extend:
+        result = _strip_rn(qc, result)
+        result.ordered = True
     return result
 
 
