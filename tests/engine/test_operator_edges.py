@@ -37,6 +37,26 @@ def test_invoke_binds_the_input_with_optional_parameters(chdb_backend) -> None: 
     assert rows(chdb_backend, kql) == [[1, 10, ""], [2, 20, ""]]
 
 
+def test_percentiles_of_a_function_parameter(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    let f = (T:(x:long), hi:double) { T | summarize p = percentiles(x, hi) };
+    range x from 1 to 100 step 1 | invoke f(90)"""
+    literal = "range x from 1 to 100 step 1 | summarize p = percentiles(x, 90)"
+    assert rows(chdb_backend, kql) == rows(chdb_backend, literal)
+
+
+def test_dcount_over_no_rows_is_zero(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = "datatable(x:long)[] | summarize dcount(x), dcountif(x, x > 0)"
+    assert rows(chdb_backend, kql) == [[0, 0]]
+
+
+def test_bag_unpack_schema_with_star(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    datatable(d:dynamic, k:string) [dynamic({"a": 1, "b": "x"}), "r"]
+    | evaluate bag_unpack(d) : (*, a:long)"""
+    assert rows(chdb_backend, kql) == [["r", 1]]
+
+
 def test_fork_branches_take_their_as_names() -> None:
     from bzrk.engine.compile.query import QueryCompiler
     from bzrk.kql.parser import parse

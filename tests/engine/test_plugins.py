@@ -157,3 +157,18 @@ def test_unknown_plugin_is_a_located_error(chdb_backend) -> None:  # type: ignor
     with pytest.raises(CompileError) as err:
         table(chdb_backend, "print x = 1 | evaluate no_such_plugin()")
     assert err.value.span is not None
+
+
+def test_schema_merge(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    let s1 = datatable(Uri:string, Status:int)[] | getschema;
+    let s2 = datatable(Uri:string, Referrer:string, Status:long)[] | getschema;
+    union s1, s2 | evaluate schema_merge(PreserveOrder = false)"""
+    assert table(chdb_backend, kql)[1] == [
+        ["Uri", 0, "System.String", "string"],
+        ["Referrer", 1, "System.String", "string"],
+        ["Status", 2, "System.Int64", "long"],  # int and long merge to long
+    ]
+    kql = kql.replace("schema_merge(PreserveOrder = false)", "schema_merge()")
+    rows = table(chdb_backend, kql)[1]
+    assert rows[2][:2] == ["Status", -1]  # moved from ordinal 1 to 2

@@ -83,3 +83,39 @@ def test_partition_runs_scan_and_prev_per_key(chdb_backend) -> None:  # type: ig
 def test_scan_rejects_unknown_assignment(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CompileError):
         rows(chdb_backend, "range x from 1 to 2 step 1 | scan with (step s: true => nope = 1;)")
+
+
+def test_partition_with_a_query_per_key(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    let Limits = datatable(name:string, limit:long) ["low", 2, "high", 4];
+    Limits
+    | project k = strcat(name, ":", limit)
+    | partition hint.strategy=native by k {
+        range x from 1 to 5 step 1
+        | extend key = toscalar(k)
+        | where x > tolong(split(key, ":")[1])
+    }
+    | summarize n = count() by key
+    | order by key asc"""
+    assert rows(chdb_backend, kql) == [["high:4", 1], ["low:2", 3]]
+
+
+def test_scan_refuses_huge_groups_quickly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.compile.scan import MAX_GROUP_ROWS
+    from bzrk.engine.errors import EngineError
+
+    with pytest.raises(EngineError, match="more than"):
+        rows(
+            chdb_backend,
+            f"range x from 0 to {MAX_GROUP_ROWS} step 1"
+            " | scan declare (c:long=0) with (step s: true => c = s.c + x;)",
+        )
+
+
+def test_scan_normalises_column_types(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = rows(
+        chdb_backend,
+        "range x from 1 to 4 step 1 | extend k = x % 2"
+        " | scan declare (c:long=0) with (step s: true => c = s.c + k;) | project c",
+    )
+    assert got == [[1], [1], [2], [2]]

@@ -74,3 +74,46 @@ def test_series_outliers_scores_beyond_the_fences(chdb_backend) -> None:  # type
     )
     assert all(abs(score) < 1.5 for score in got["o"][:10])
     assert got["o"][10] > 1.5
+
+
+def test_series_fit_poly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print x = dynamic([1, 2, 3, 4, 5, 6]), y = dynamic([2, 5, 10, 17, 26, 37])"
+        " | extend series_fit_poly(y, x, 2) | extend (r, c, v, rv, f) = series_fit_poly(y)",
+    )
+    assert got["series_fit_poly_y_coefficients"] == pytest.approx([1, 0, 1], abs=1e-9)
+    assert got["series_fit_poly_y_rsquare"] == pytest.approx(1.0)
+    assert got["series_fit_poly_y_poly_fit"] == pytest.approx([2, 5, 10, 17, 26, 37])
+    # Degree 1 by default, x = 1..n: the least-squares line through the parabola.
+    assert got["c"] == pytest.approx([7, 97 / 6 - 24.5])
+
+
+def test_series_fill_linear_keeps_integers_and_fills_empty_series(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "print i = dynamic([null, 10, null, 15]), r = dynamic([null, 10.0, null, 15.0]),"
+        " e = dynamic([null, null])"
+        " | project i = series_fill_linear(i), r = series_fill_linear(r), e = series_fill_linear(e),"
+        " c = series_fill_linear(e, double(null), true, 2.5)",
+    )
+    assert got == {"i": [10, 10, 12, 15], "r": [10, 10, 12.5, 15], "e": [0, 0], "c": [2.5, 2.5]}
+
+
+def test_series_dot_product_broadcasts_a_scalar(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(chdb_backend, "print d = series_dot_product(dynamic([1, 2, 4]), 2)")
+    assert got == {"d": 14.0}
+
+
+def test_series_periods_detect_and_validate(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = row(
+        chdb_backend,
+        "range t from 0 to 239 step 1 | extend y = sin(t * 2 * pi() / 24) + 0.3 * sin(t * 2 * pi() / 8)"
+        " | summarize y = make_list(y)"
+        " | project (p, s) = series_periods_detect(y, 4, 60, 2),"
+        " (vp, vs) = series_periods_validate(y, 24, 7.0)",
+    )
+    assert got["p"][0] == 24  # 48 is its harmonic, not a second period
+    assert got["s"][0] > 0.9
+    assert got["vp"] == [24, 7]
+    assert got["vs"][0] > 0.9 > got["vs"][1]

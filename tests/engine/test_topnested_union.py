@@ -61,3 +61,8 @@ def test_union_split_columns_yield_to_real_names(chdb_backend) -> None:  # type:
         chdb_backend, "union (print x = 1), (print x = toint(2)), (print x_long = 3)"
     )
     assert columns == ["x_long1", "x_int", "x_long"]
+
+
+def test_externaldata_is_refused_with_a_reason(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CompileError, match="external storage"):
+        table(chdb_backend, 'externaldata (a:string) [h@"https://example.com/x.csv"]')

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
+from typing import Any
 
-from bzrk.storage.writer import Row
+# A piece is what one request submits: rows of one table (a list of rows, an Arrow table).
+WriteFn = Callable[[str, Any], int]
+CombineFn = Callable[[list[Any]], Any]
 
-WriteFn = Callable[[str, list[Row]], int]
+
+def concat_lists(pieces: list[Any]) -> list[Any]:
+    return pieces[0] if len(pieces) == 1 else list(itertools.chain.from_iterable(pieces))
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,13 +37,21 @@ class TableBatcher:
 
     CONCURRENT_INSERTS = 2
 
-    def __init__(self, qualified_table: str, write: WriteFn, batching: Batching) -> None:
+    def __init__(
+        self,
+        qualified_table: str,
+        write: WriteFn,
+        batching: Batching,
+        combine: CombineFn = concat_lists,
+    ) -> None:
         self.qualified_table = qualified_table
         self._write = write
+        self._combine = combine
         self._batching = batching
-        self._rows: list[Row] = []
-        # One entry per submit: its future and where its rows sit in ``_rows``.
-        self._waiters: list[tuple[asyncio.Future[None], int, int]] = []
+        # One piece and one waiter per submit; ``_rows`` counts the pieces' rows.
+        self._pieces: list[Sized] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self._rows = 0
         self._first_at: float | None = None
         self._arrived = asyncio.Event()
         self._closed = False
@@ -46,19 +60,19 @@ class TableBatcher:
 
     @property
     def pending_rows(self) -> int:
-        return len(self._rows)
+        return self._rows
 
-    async def submit(self, rows: list[Row]) -> None:
+    async def submit(self, rows: Sized) -> None:
         """Return once ``rows`` are durably written; raise what the write raised otherwise."""
         if self._closed:
             raise RuntimeError("batcher is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        if not self._rows:
+        if not self._pieces:
             self._first_at = loop.time()
-        start = len(self._rows)
-        self._rows.extend(rows)
-        self._waiters.append((future, start, len(self._rows)))
+        self._pieces.append(rows)
+        self._waiters.append(future)
+        self._rows += len(rows)
         self._arrived.set()
         await asyncio.shield(future)
 
@@ -66,7 +80,7 @@ class TableBatcher:
         loop = asyncio.get_running_loop()
         writing: set[asyncio.Task[None]] = set()
         while True:
-            if not self._rows:
+            if not self._pieces:
                 if self._closed:
                     break
                 self._arrived.clear()
@@ -74,7 +88,7 @@ class TableBatcher:
                 continue
             assert self._first_at is not None
             deadline = self._first_at + self._batching.max_wait_s
-            while len(self._rows) < self._batching.max_rows and not self._closed:
+            while self._rows < self._batching.max_rows and not self._closed:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     break
@@ -83,35 +97,36 @@ class TableBatcher:
                     await asyncio.wait_for(self._arrived.wait(), remaining)
             # Two inserts may overlap: one waits on fsync while the next one parses.
             await self._slots.acquire()
-            rows, waiters = self._rows, self._waiters
-            self._rows, self._waiters, self._first_at = [], [], None
-            task = asyncio.create_task(self._flush(rows, waiters))
+            pieces, waiters = self._pieces, self._waiters
+            self._pieces, self._waiters, self._rows, self._first_at = [], [], 0, None
+            task = asyncio.create_task(self._flush(pieces, waiters))
             writing.add(task)
             task.add_done_callback(writing.discard)
         if writing:
             await asyncio.gather(*writing)
 
-    async def _flush(
-        self, rows: list[Row], waiters: list[tuple[asyncio.Future[None], int, int]]
-    ) -> None:
+    def _write_combined(self, pieces: list[Any]) -> int:
+        return self._write(self.qualified_table, self._combine(pieces))
+
+    async def _flush(self, pieces: list[Any], waiters: list[asyncio.Future[None]]) -> None:
         try:
             try:
-                await asyncio.to_thread(self._write, self.qualified_table, rows)
+                await asyncio.to_thread(self._write_combined, pieces)
             except Exception as exc:
                 if len(waiters) == 1:
-                    _settle(waiters[0][0], exc)
+                    _settle(waiters[0], exc)
                     return
                 # One request's bad rows must not fail the others that shared the batch:
                 # write each request's rows on its own.
-                for future, start, end in waiters:
+                for future, piece in zip(waiters, pieces, strict=True):
                     try:
-                        await asyncio.to_thread(self._write, self.qualified_table, rows[start:end])
+                        await asyncio.to_thread(self._write, self.qualified_table, piece)
                     except Exception as own:
                         _settle(future, own)
                     else:
                         _settle(future, None)
                 return
-            for future, _, _ in waiters:
+            for future in waiters:
                 _settle(future, None)
         finally:
             self._slots.release()

@@ -13,6 +13,8 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from bzrk.auth.accounts import IngestTokenInfo, resolve_ingest_token
 from bzrk.ingest import metrics
 from bzrk.ingest.batcher import Batching, TableBatcher
@@ -20,7 +22,7 @@ from bzrk.ingest.errors import BadRequest, Overloaded, Unauthenticated, Unavaila
 from bzrk.ingest.otlp import Mapped
 from bzrk.meta.store import MetaError, MetaStore, NotFound
 from bzrk.storage.catalog import StorageCatalog
-from bzrk.storage.writer import Row, write_rows
+from bzrk.storage.writer import concat_for_insert, write_arrow
 
 log = logging.getLogger("bzrk.ingest")
 
@@ -148,10 +150,10 @@ class IngestPipeline:
         self.max_body_bytes = max_body_bytes
         self._batchers: dict[str, TableBatcher] = {}
 
-    def _write(self, qualified_table: str, rows: list[Row]) -> int:
+    def _write(self, qualified_table: str, table: pa.Table) -> int:
         with metrics.BATCH_FLUSH_SECONDS.time():
             try:
-                written = write_rows(self.catalog.backend, qualified_table, rows)
+                written = write_arrow(self.catalog.backend, qualified_table, table)
             except Exception:
                 metrics.WRITE_FAILURES.inc()
                 raise
@@ -161,7 +163,9 @@ class IngestPipeline:
     def _batcher(self, qualified_table: str) -> TableBatcher:
         batcher = self._batchers.get(qualified_table)
         if batcher is None:
-            batcher = TableBatcher(qualified_table, self._write, self.batching)
+            batcher = TableBatcher(
+                qualified_table, self._write, self.batching, combine=concat_for_insert
+            )
             self._batchers[qualified_table] = batcher
         return batcher
 
@@ -180,19 +184,19 @@ class IngestPipeline:
 
     async def write(self, token: IngestTokenInfo, mapped: Mapped, signal: str) -> Outcome:
         """Write ``mapped`` durably; reject (400) when no record at all can be stored."""
-        targets: list[tuple[str, list[Row]]] = []
-        for route, rows in mapped.rows.items():
+        targets: list[tuple[str, pa.Table]] = []
+        for route, table in mapped.batches():
             try:
-                targets.append((await self._target(token, route), rows))
+                targets.append((await self._target(token, route), table))
             except BadRequest as exc:
-                mapped.reject(len(rows), exc.message)
-        accepted = sum(len(rows) for _, rows in targets)
+                mapped.reject(table.num_rows, exc.message)
+        accepted = sum(table.num_rows for _, table in targets)
         if mapped.rejected:
             metrics.RECORDS.labels(signal, "rejected").inc(mapped.rejected)
         if accepted == 0 and mapped.rejected:
             raise BadRequest(f"nothing accepted ({signal}): {mapped.error_message()}")
         try:
-            await asyncio.gather(*(self._batcher(q).submit(rows) for q, rows in targets))
+            await asyncio.gather(*(self._batcher(q).submit(table) for q, table in targets))
         except Exception as exc:
             log.error("ingest write failed: %s", exc)
             raise Unavailable(f"storage is unavailable, nothing acknowledged: {exc}") from exc

@@ -77,6 +77,30 @@ def rows_to_arrow(rows: list[Row]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
+def concat_for_insert(tables: list[pa.Table]) -> pa.Table:
+    """Tables shaped like :func:`rows_to_arrow`'s as one, as if their rows had been one list.
+
+    A column only some tables have is filled in the others as a missing field is: null, or
+    the column's default (``[]`` for arrays, ``{}`` for bags).
+    """
+    if len(tables) == 1:
+        return tables[0]
+    present = set().union(*(t.column_names for t in tables))
+    fields = [(name, dtype) for name, dtype in ROW_FIELDS if name in present]
+    shaped: list[pa.Table] = []
+    for table in tables:
+        arrays: list[pa.Array | pa.ChunkedArray] = []
+        for name, dtype in fields:
+            if name in table.column_names:
+                arrays.append(table.column(name))
+            elif (default := _DEFAULTS.get(name)) is None:
+                arrays.append(pa.nulls(table.num_rows, dtype))
+            else:
+                arrays.append(pa.array([default] * table.num_rows, type=dtype))
+        shaped.append(pa.Table.from_arrays(arrays, names=[name for name, _ in fields]))
+    return pa.concat_tables(shaped)
+
+
 def write_rows(backend: Backend, qualified_table: str, rows: list[Row]) -> int:
     """Insert ``rows`` into ``qualified_table`` and return how many were written."""
     if not rows:

@@ -47,6 +47,7 @@ class Graph:
     source: str
     target: str
     partition: str | None = None
+    both_ways: Relation | None = None  # every edge in both directions (`__from`, `__to`)
 
 
 def _graph_relation(qc: QueryCompiler, graph: Graph) -> Relation:
@@ -79,12 +80,32 @@ def op_make_graph(qc: QueryCompiler, op: K.MakeGraph, relation: Relation) -> Rel
         raise unsupported(op, "make-graph with several node tables is not supported")
     params = {p.name.lower(): p.value for p in op.params}
     edge_cols = [(S.Col(n), n) for n, _ in relation.columns]
+    key_type = types[op.source]
+    target_key = cast_to(Typed(S.Col(op.target), types[op.target]), key_type).sql
     edges = qc._select(
         relation,
-        [*edge_cols, (T("toInt64(rowNumberInAllBlocks())"), "__eid")],
-        [*relation.columns, ("__eid", "long")],
+        [
+            *edge_cols,
+            (T("toInt64(rowNumberInAllBlocks())"), "__eid"),
+            (S.Col(op.source), "__from"),
+            (target_key, "__to"),
+        ],
+        [*relation.columns, ("__eid", "long"), ("__from", key_type), ("__to", key_type)],
     )
-    key_type = types[op.source]
+    # Undirected hops (`--`) join this copy holding every edge in both directions.
+    both_ways = qc._new_cte(
+        S.UnionAll(
+            [
+                S.Select(columns=[(S.Col(n), n) for n, _ in edges.columns], from_=edges.source()),
+                S.Select(
+                    columns=[(S.Col(n), n) for n, _ in edges.columns[:-2]]
+                    + [(S.Col("__to"), "__from"), (S.Col("__from"), "__to")],
+                    from_=edges.source(),
+                ),
+            ]
+        ),
+        edges.columns,
+    )
     endpoints = qc._new_cte(
         S.Select(
             columns=[(S.Col("__key"), "__key"), (T("min(`__o`)"), "__ord")],
@@ -190,6 +211,7 @@ def op_make_graph(qc: QueryCompiler, op: K.MakeGraph, relation: Relation) -> Rel
         edge_columns=list(relation.columns),
         source=op.source,
         target=op.target,
+        both_ways=both_ways,
     )
     if op.partitioned_by is not None:
         if op.partitioned_by not in types or op.partitioned_by not in dict(node_columns):
@@ -378,18 +400,32 @@ def op_graph_match(qc: QueryCompiler, op: K.GraphMatch, relation: Relation) -> R
         scope = Scope(columns=columns, lets=qc.lets)
         variables = set(node_names.values())
         conds: list[S.Expr] = []
+        joins: list[S.Join] = []
+        joined = [unrolled.ends[0]]
         for hop in unrolled.hops:
-            src, dst = S.Col(graph.source, hop.alias), S.Col(graph.target, hop.alias)
-            left, right = S.Col("__key", hop.left), S.Col("__key", hop.right)
-            forward = T("({0} = {1} AND {2} = {3})", src, left, dst, right)
-            backward = T("({0} = {1} AND {2} = {3})", dst, left, src, right)
-            conds.append(
-                forward
-                if hop.direction == "->"
-                else backward
-                if hop.direction == "<-"
-                else T("({0} OR {1})", forward, backward)
-            )
+            if hop.left not in joined:
+                # A pattern that starts at a node not met yet: nothing ties it to the rest.
+                joins.append(S.Join("CROSS", graph.nodes.source(hop.left)))
+                joined.append(hop.left)
+            edge_rel = graph.both_ways if hop.direction == "--" else graph.edges
+            assert edge_rel is not None
+            # The hop's left end is joined already; the edge leaves it (`->`) or enters it (`<-`).
+            if hop.direction == "<-":
+                on_edge = T("{0} = {1}", S.Col("__to", hop.alias), S.Col("__key", hop.left))
+                new_end = T("{0} = {1}", S.Col("__key", hop.right), S.Col("__from", hop.alias))
+            else:
+                on_edge = T("{0} = {1}", S.Col("__from", hop.alias), S.Col("__key", hop.left))
+                new_end = T("{0} = {1}", S.Col("__key", hop.right), S.Col("__to", hop.alias))
+            joins.append(S.Join("INNER", edge_rel.source(hop.alias), on=on_edge))
+            if hop.right in joined:
+                conds.append(new_end)  # the pattern closes a cycle
+            else:
+                joins.append(S.Join("INNER", graph.nodes.source(hop.right), on=new_end))
+                joined.append(hop.right)
+        for node_alias in unrolled.node_aliases:
+            if node_alias not in joined:
+                joins.append(S.Join("CROSS", graph.nodes.source(node_alias)))
+                joined.append(node_alias)
         if graph.partition:
             first = unrolled.node_aliases[0]
             anchor = S.Col(graph.partition, first)
@@ -434,15 +470,11 @@ def op_graph_match(qc: QueryCompiler, op: K.GraphMatch, relation: Relation) -> R
                 (S.Col("__key", unrolled.ends[1]), "__d"),
                 (T(f"[{eids}]"), "__path"),
             ]
-        sources = [(graph.nodes, a) for a in unrolled.node_aliases] + [
-            (graph.edges, h.alias) for h in unrolled.hops
-        ]
-        first, *rest = sources
         selects.append(
             S.Select(
                 columns=items,
-                from_=first[0].source(first[1]),
-                joins=[S.Join("CROSS", rel.source(alias)) for rel, alias in rest],
+                from_=graph.nodes.source(unrolled.ends[0]),
+                joins=joins,
                 where=T(" AND ".join("{" + str(i) + "}" for i in range(len(conds))), *conds)
                 if conds
                 else None,
@@ -539,11 +571,9 @@ def op_graph_to_table(qc: QueryCompiler, op: K.GraphToTable, relation: Relation)
 def op_graph_mark_components(
     qc: QueryCompiler, op: K.GraphMarkComponents, relation: Relation
 ) -> Relation:
-    """Weakly connected components by label propagation over the whole (small) graph.
-
-    Node i starts with label i; each round takes the minimum label of a node and its
-    neighbours; V rounds always converge. Components are numbered 0, 1, ... in the order of
-    their first node.
+    """Weakly connected components: node i starts with label i, and one pass over the edges
+    merges labels (the smaller wins). Components are numbered 0, 1, ... in the order of their
+    first node. Cost: one array pass over the nodes per edge that merges two components.
     """
     graph = _graph_of(op, relation)
     params = {p.name.lower(): p.value for p in op.params}
@@ -560,67 +590,29 @@ def op_graph_mark_components(
         ),
         [*graph.nodes.columns, ("__idx", "long")],
     )
-    adjacency = qc._new_cte(
-        S.Select(
-            columns=[
-                (
-                    T(
-                        "arrayMap(__gm_i -> arrayConcat("
-                        "arrayFilter(__gm_p -> __gm_p.1 = __gm_i, __gm_pairs).2, "
-                        "arrayFilter(__gm_p -> __gm_p.2 = __gm_i, __gm_pairs).1), "
-                        "range(1, toUInt32(length(__gm_all)) + 1))"
-                    ),
-                    "__adj",
-                )
-            ],
-            from_=S.Subquery(
-                S.Select(
-                    columns=[
-                        (
-                            T("groupArray(tuple(toUInt32(`S`.`__idx`), toUInt32(`D`.`__idx`)))"),
-                            "__gm_pairs",
-                        ),
-                        (
-                            T(
-                                "(SELECT groupArray(`__idx`) FROM "
-                                + S.quote_identifier(numbered.name)
-                                + ")"
-                            ),
-                            "__gm_all",
-                        ),
-                    ],
-                    from_=graph.edges.source("E"),
-                    joins=[
-                        S.Join(
-                            "INNER",
-                            numbered.source("S"),
-                            on=T("`S`.`__key` = `E`.{0}", S.Col(graph.source)),
-                        ),
-                        S.Join(
-                            "INNER",
-                            numbered.source("D"),
-                            on=T("`D`.`__key` = `E`.{0}", S.Col(graph.target)),
-                        ),
-                    ],
-                )
-            ),
-        ),
-        [],
-    )
+    # One pass over the edges: an edge between two labels relabels the larger label's nodes
+    # with the smaller one, so every node always carries its component's smallest index.
     labels = qc._new_cte(
         S.Select(
             columns=[
                 (
                     T(
-                        "arrayFold((__gm_l, __gm_step) -> arrayMap(__gm_i -> arrayMin("
-                        "arrayPushBack(arrayMap(__gm_j -> __gm_l[__gm_j], `__adj`[__gm_i]), "
-                        "__gm_l[__gm_i])), range(1, length(`__adj`) + 1)), "
-                        "range(length(`__adj`)), CAST(range(1, length(`__adj`) + 1), 'Array(UInt32)'))"
+                        "arrayFold((__gm_l, __gm_p) -> if(__gm_l[__gm_p.1] = __gm_l[__gm_p.2], __gm_l, "
+                        "arrayMap(__gm_x -> if(__gm_x = greatest(__gm_l[__gm_p.1], __gm_l[__gm_p.2]), "
+                        "least(__gm_l[__gm_p.1], __gm_l[__gm_p.2]), __gm_x), __gm_l)), "
+                        "groupArray(tuple(toUInt32(`S`.`__idx`), toUInt32(`D`.`__idx`))), "
+                        "CAST(range(1, toUInt32((SELECT count() FROM "
+                        + S.quote_identifier(numbered.name)
+                        + ")) + 1), 'Array(UInt32)'))"
                     ),
                     "__labels",
                 )
             ],
-            from_=adjacency.source(),
+            from_=graph.edges.source("E"),
+            joins=[
+                S.Join("INNER", numbered.source("S"), on=T("`S`.`__key` = `E`.`__from`")),
+                S.Join("INNER", numbered.source("D"), on=T("`D`.`__key` = `E`.`__to`")),
+            ],
         ),
         [],
     )
@@ -658,5 +650,6 @@ def op_graph_mark_components(
         source=graph.source,
         target=graph.target,
         partition=graph.partition,
+        both_ways=graph.both_ways,
     )
     return _graph_relation(qc, new_graph)

@@ -1,4 +1,4 @@
-"""``parse`` and ``parse-where`` (``parse-kv`` lives in parse_kv.py): text patterns → one RE2 regex → typed columns.
+"""``parse``, ``parse-where`` and ``parse-kv``: text patterns → one RE2 regex → typed columns.
 
 The pattern is turned into a regular expression here (literals escaped in ``simple`` mode,
 user groups made non-capturing in ``regex`` mode), passed to ClickHouse as a string literal,
@@ -68,13 +68,15 @@ def pattern_regex(
             kql_type = normalize_kql_type(part.column.type or "string")
             columns.append((part.column.name, kql_type))
             if kql_type in _TYPED_GROUPS and kind == "relaxed":
-                # Relaxed mode prefers a value of the type but takes any text up to the next
-                # literal; what does not convert becomes null.
-                regex.append(_TYPED_GROUPS[kql_type][:-1] + "|.*?)")
+                # Relaxed: a value of the wrong type still matches (and converts to null).
+                typed = _TYPED_GROUPS[kql_type][1:-1]
+                regex.append(f"({typed}|.*)" if last else f"({typed}|.*?)")
             elif kql_type in _TYPED_GROUPS:
                 regex.append(_TYPED_GROUPS[kql_type])
             else:
-                # Regex mode is greedy unless flags say U; simple mode stops at the next literal.
+                # Regex mode is greedy unless flags say U; simple mode stops at the next
+                # literal; relaxed mode reads typed values that way too and lets conversion
+                # null the ones that do not convert.
                 regex.append("(.*)" if kind == "regex" or last else "(.*?)")
         elif part.literal is not None:
             regex.append(
@@ -85,7 +87,7 @@ def pattern_regex(
     return "".join(regex), columns
 
 
-def convert_text(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
+def _convert(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
     from bzrk.engine.compile.functions import FUNCTIONS
 
     if kql_type == "string":
@@ -103,7 +105,9 @@ def convert_text(c: ExprCompiler, text: S.Expr, kql_type: str) -> Typed:
         "guid": "toguid",
         "decimal": "todecimal",
     }[kql_type]
-    return FUNCTIONS[converter](c, [Typed(T("nullIf({0}, '')", text), "string")], None)  # type: ignore[arg-type]
+    # Surrounding whitespace (a line break a greedy group took along) does not stop a conversion.
+    trimmed = T("nullIf(replaceRegexpAll({0}, '^\\s+|\\s+$', ''), '')", text)
+    return FUNCTIONS[converter](c, [Typed(trimmed, "string")], None)  # type: ignore[arg-type]
 
 
 def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
@@ -128,7 +132,7 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
     values: dict[str, Typed] = {}
     for i, (name, kql_type) in enumerate(columns):
         group = T("arrayElement({0}, " + str(i + 1) + ")", groups)
-        values[name] = convert_text(compiler, group, kql_type)
+        values[name] = _convert(compiler, group, kql_type)
     if kind == "simple":
         # Simple mode is all or nothing: a typed part that does not convert empties the row.
         typed = [values[n] for n, t in columns if t != "string"]
@@ -168,7 +172,121 @@ def op_parse(qc: QueryCompiler, op: K.Parse, relation: Relation) -> Relation:
     return qc._select(relation, select, out, where=where)
 
 
-def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relation:
-    from bzrk.engine.compile.parse_kv import op_parse_kv as compile_parse_kv
+def _class_of(chars: str) -> str:
+    """Characters as the inside of a regex character class."""
+    return "".join("\\" + c if c in "\\]^-[" else c for c in chars)
 
-    return compile_parse_kv(qc, op, relation)
+
+def _kv_value_regex(
+    pair_delim: str, quotes: list[tuple[str, str]], escapes: str, *, greedy: bool, words: bool
+) -> str:
+    """The value part: a quoted value (group 1 per quote pair) or a bare one (last group)."""
+    alternatives = []
+    for open_q, close_q in quotes:
+        body = f"[^{_class_of(close_q + escapes)}]"
+        if escapes:
+            body = f"(?:{body}|[{_class_of(escapes)}].)"
+        alternatives.append(f"{escape_regex(open_q)}({body}*){escape_regex(close_q)}")
+    if words:
+        bare = "(\\w+)"
+    elif greedy:
+        bare = "(.*?)"
+    else:
+        bare = f"([^{_class_of(pair_delim)}]*)" if pair_delim else "(.*)"
+    alternatives.append(bare)
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def _group_count(regex: str) -> int | None:
+    """Capturing groups of a regex (None for RE2-only syntax Python cannot read)."""
+    import re
+
+    try:
+        return re.compile(regex).groups
+    except re.error:
+        return None
+
+
+def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relation:
+    """`parse-kv`: specified delimiters (with quotes, escapes, greedy values), no delimiters
+    (any non-alphanumeric character separates; bare values are words), or `regex` (two groups:
+    key and value). The first occurrence of a key wins; values are trimmed; quoted values are
+    unescaped."""
+    quotes: list[tuple[str, str]] = []
+    escapes = ""
+    texts: dict[str, str] = {}
+    greedy = False
+    for param in op.with_params:
+        name = param.name.lower()
+        value = param.value
+        if name == "greedy":
+            greedy = isinstance(value, K.Literal) and value.value is True
+            continue
+        if not isinstance(value, K.Literal) or not isinstance(value.value, str):
+            raise unsupported(
+                param, f"parse-kv: {name} must be a string literal", code="InvalidArgument"
+            )
+        if name == "quote":
+            if len(value.value) not in (1, 2):
+                raise unsupported(
+                    param, "parse-kv: quote takes one or two characters", code="InvalidArgument"
+                )
+            quotes.append((value.value[0], value.value[-1]))
+        elif name == "escape":
+            escapes += value.value
+        elif name in ("pair_delimiter", "kv_delimiter", "regex"):
+            texts[name] = value.value
+        else:
+            raise unsupported(param, f"parse-kv: unknown option '{name}'", code="InvalidArgument")
+    user_regex = texts.get("regex")
+    if user_regex is not None and _group_count(user_regex) not in (None, 2):
+        raise unsupported(
+            op, "parse-kv: regex must have exactly two capturing groups", code="InvalidArgument"
+        )
+    scope = relation.scope(qc.lets)
+    compiler = ExprCompiler(scope)
+    source = to_string(compiler.compile(op.source))
+    values: dict[str, Typed] = {}
+    pair_delim = texts.get("pair_delimiter", "")
+    kv_delim = texts.get("kv_delimiter", "")
+    specified = bool(pair_delim or kv_delim)
+    for column in op.columns:
+        kql_type = normalize_kql_type(column.type or "string")
+        if user_regex is not None:
+            pairs = T("extractAllGroupsVertical({0}, {1})", source, S.Lit(user_regex))
+            text = T(
+                "trimBoth(arrayElement(arrayFirst(__kv -> trimBoth(__kv[1]) = {0}, {1}), 2))",
+                S.Lit(column.name),
+                pairs,
+            )
+            values[column.name] = _convert(compiler, text, kql_type)
+            continue
+        key = escape_regex(column.name)
+        quoted_keys = [f"{escape_regex(o)}{key}{escape_regex(c)}" for o, c in quotes]
+        key_re = "(?:" + "|".join([*quoted_keys, key]) + ")"
+        if specified:
+            start = f"(?:^|{escape_regex(pair_delim)})" if pair_delim else "(?:^|\\s)"
+            middle = f"\\s*{escape_regex(kv_delim or '=')}\\s*"
+            value_re = _kv_value_regex(pair_delim, quotes, escapes, greedy=greedy, words=False)
+            end = ""
+            if greedy:
+                # A greedy value runs up to the next `<pair delimiter> key <kv delimiter>`.
+                end = f"\\s*(?:{escape_regex(pair_delim)}[^{_class_of(pair_delim + kv_delim)}]+{escape_regex(kv_delim)}|$)"
+        else:
+            start = "(?:^|\\W)"
+            middle = "\\s*[^\\w\\s]\\s*"
+            value_re = _kv_value_regex("", quotes, escapes, greedy=False, words=True)
+            end = ""
+        regex = f"{start}\\s*{key_re}{middle}{value_re}{end}"
+        groups = T("extractGroups({0}, {1})", source, S.Lit(regex))
+        text = T("trimBoth(arrayStringConcat({0}, ''))", groups)
+        if escapes:
+            text = T(
+                "replaceRegexpAll({0}, {1}, '\\\\1')", text, S.Lit(f"[{_class_of(escapes)}](.)")
+            )
+        values[column.name] = _convert(compiler, text, kql_type)
+    out = list(relation.columns) + [
+        (n, v.type) for n, v in values.items() if n not in dict(relation.columns)
+    ]
+    select = [(values[n].sql if n in values else S.Col(n), n) for n, _ in out]
+    return qc._select(relation, select, out)

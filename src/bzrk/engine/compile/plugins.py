@@ -470,7 +470,7 @@ def dcount_intersect(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> R
     relation = _strip_rn(qc, relation)
     compiler = ExprCompiler(relation.scope(qc.lets))
     sketches = [compiler.compile(a) for a in args]
-    columns = [(S.Col(n), n) for n, _ in relation.columns]
+    columns: list[tuple[S.Expr, str]] = [(S.Col(n), n) for n, _ in relation.columns]
     out = list(relation.columns)
     for k in range(len(sketches)):
         sets = ", ".join(f"JSONExtractArrayRaw(ifNull({{{i}}}, '[]'))" for i in range(k + 1))
@@ -565,6 +565,7 @@ def _registry() -> dict[str, Plugin]:
         "activity_engagement": activity_engagement,
         "activity_metrics": activity_metrics,
         "new_activity_metrics": new_activity_metrics,
+        "schema_merge": schema_merge,
     }
 
 
@@ -573,3 +574,101 @@ def op_evaluate(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     if handler is None:
         raise unsupported(op.plugin, f"plugin '{op.plugin.name}' is not supported")
     return handler(qc, op, relation)
+
+
+# --- schema_merge --------------------------------------------------------------------------
+
+_NUMERIC_RANK_SQL = (
+    "multiIf({0} = 'int', 1, {0} = 'long', 2, {0} = 'decimal', 3, {0} = 'real', 4, 0)"
+)
+
+
+def schema_merge(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
+    """Merge getschema outputs into one schema.
+
+    Rows are read in order. A new column is inserted at its ordinal (or appended); with
+    PreserveOrder (the default) a column met again at another ordinal than where it first
+    appeared is an error, as are types that do not reduce to one (numeric types widen).
+    Error columns get ordinal -1; the others are numbered in merged order.
+    """
+    from bzrk.engine.compile.query import _numbered
+
+    args, named = _args(op)
+    preserve_node = named.get("preserveorder", args[0] if args else None)
+    preserve = not (isinstance(preserve_node, K.Literal) and preserve_node.value is False)
+    needed = {"ColumnName", "ColumnOrdinal", "DataType", "ColumnType"}
+    if not needed <= set(dict(relation.columns)):
+        raise unsupported(op.plugin, "schema_merge needs getschema output", code="InvalidArgument")
+    relation = _numbered(qc, relation)
+    entry = "Tuple(String, Int64, String, String, String)"
+    rank_new = _NUMERIC_RANK_SQL.format("tupleElement(__sm_r, 4)")
+    rank_old = _NUMERIC_RANK_SQL.format("tupleElement(__sm_acc[__sm_i], 4)")
+    merge_existing = (
+        "arrayMap((__sm_e, __sm_k) -> if(__sm_k != __sm_i OR tupleElement(__sm_e, 5) != '', __sm_e, "
+        "multiIf("
+        f"{'tupleElement(__sm_e, 2) != tupleElement(__sm_r, 2)' if preserve else 'false'}, "
+        "tuple(tupleElement(__sm_e, 1), tupleElement(__sm_e, 2), tupleElement(__sm_e, 3), "
+        "tupleElement(__sm_e, 4), 'columns are out of order'), "
+        "tupleElement(__sm_e, 4) = tupleElement(__sm_r, 4), __sm_e, "
+        f"{rank_new} > 0 AND {rank_old} > 0, if({rank_new} > {rank_old}, "
+        "tuple(tupleElement(__sm_e, 1), tupleElement(__sm_e, 2), tupleElement(__sm_r, 3), tupleElement(__sm_r, 4), ''), __sm_e), "
+        "tuple(tupleElement(__sm_e, 1), tupleElement(__sm_e, 2), tupleElement(__sm_e, 3), "
+        "tupleElement(__sm_e, 4), 'types cannot be merged'))), __sm_acc, arrayEnumerate(__sm_acc))"
+    )
+    insert = (
+        "arrayConcat(arraySlice(__sm_acc, 1, least(greatest(tupleElement(__sm_r, 2), 0), toInt64(length(__sm_acc)))), "
+        "[tuple(tupleElement(__sm_r, 1), tupleElement(__sm_r, 2), tupleElement(__sm_r, 3), tupleElement(__sm_r, 4), '')], "
+        "arraySlice(__sm_acc, least(greatest(tupleElement(__sm_r, 2), 0), toInt64(length(__sm_acc))) + 1))"
+    )
+    fold = (
+        "arrayFold((__sm_acc, __sm_r) -> CAST(arrayMap(__sm_i -> if(__sm_i = 0, "
+        + insert
+        + ", "
+        + merge_existing
+        + "), [arrayFirstIndex(__sm_e -> tupleElement(__sm_e, 1) = tupleElement(__sm_r, 1), __sm_acc)])[1], "
+        f"'Array({entry})'), "
+        "arrayMap(__sm_x -> tuple(__sm_x.2, toInt64(__sm_x.3), __sm_x.4, __sm_x.5), "
+        "arraySort(__sm_x -> __sm_x.1, groupArray(tuple(`__rn`, `ColumnName`, `ColumnOrdinal`, `DataType`, `ColumnType`)))), "
+        f"CAST([], 'Array({entry})'))"
+    )
+    merged = qc._new_cte(
+        S.Select(columns=[(S.Template(fold), "__sm_cols")], from_=relation.source()), []
+    )
+    position = (
+        "if(tupleElement(`__sm_c`, 5) != '', toInt64(-1), toInt64(arrayCount(__sm_e -> tupleElement(__sm_e, 5) = '', "
+        "arraySlice(`__sm_cols`, 1, `__sm_n`)) - 1))"
+    )
+    error_type = "concat('ERROR(unknown CSL type:ERROR(', tupleElement(`__sm_c`, 5), '))')"
+    return qc._new_cte(
+        S.Select(
+            columns=[
+                (S.Template("tupleElement(`__sm_c`, 1)"), "ColumnName"),
+                (S.Template(position), "ColumnOrdinal"),
+                (
+                    S.Template(
+                        f"if(tupleElement(`__sm_c`, 5) != '', {error_type}, tupleElement(`__sm_c`, 3))"
+                    ),
+                    "DataType",
+                ),
+                (
+                    S.Template(
+                        "if(tupleElement(`__sm_c`, 5) != '', concat('ERROR(', tupleElement(`__sm_c`, 5), ')'), "
+                        "tupleElement(`__sm_c`, 4))"
+                    ),
+                    "ColumnType",
+                ),
+            ],
+            from_=merged.source(),
+            array_join=[
+                (S.Col("__sm_cols"), "__sm_c"),
+                (T("arrayEnumerate(`__sm_cols`)"), "__sm_n"),
+            ],
+        ),
+        [
+            ("ColumnName", "string"),
+            ("ColumnOrdinal", "long"),
+            ("DataType", "string"),
+            ("ColumnType", "string"),
+        ],
+        ordered=True,
+    )

@@ -1090,11 +1090,21 @@ def _percentile_points(nodes: list[K.Expr], scope: Scope) -> list[Any]:
     return points
 
 
-def _const(node: K.Expr) -> Any:
+def _const(node: K.Expr, lets: dict[str, Any] | None = None) -> Any:
     if isinstance(node, K.Literal):
         return node.value
     if isinstance(node, K.Unary) and isinstance(node.operand, K.Literal):
         return -node.operand.value
+    if isinstance(node, K.NameRef) and lets is not None and isinstance(lets.get(node.name), Typed):
+        # A constant bound to a name (a function parameter, a let): its literal inside casts.
+        sql: S.Expr = lets[node.name].sql
+        while isinstance(sql, S.Cast | S.Template) and not isinstance(sql, S.Lit):
+            inner = [sql.operand] if isinstance(sql, S.Cast) else list(sql.args)
+            if len(inner) != 1:
+                break
+            sql = inner[0]
+        if isinstance(sql, S.Lit) and isinstance(sql.value, int | float):
+            return sql.value
     raise unsupported(node, "expected a constant")
 
 
@@ -1988,6 +1998,7 @@ from bzrk.engine.compile.reduce import op_reduce  # noqa: E402
 from bzrk.engine.compile.scan import op_scan  # noqa: E402
 from bzrk.engine.compile.search import op_search, src_search  # noqa: E402
 from bzrk.engine.compile.topnested import op_top_nested  # noqa: E402
+from bzrk.engine.compile.union_sources import src_external_data  # noqa: E402
 
 _OPERATORS[K.Scan] = op_scan
 _OPERATORS[K.Evaluate] = op_evaluate
@@ -1996,6 +2007,7 @@ _OPERATORS[K.TopNested] = op_top_nested
 _OPERATORS[K.Reduce] = op_reduce
 _OPERATORS[K.Search] = op_search
 _SOURCE_OPERATORS[K.Search] = src_search
+_SOURCE_OPERATORS[K.ExternalData] = src_external_data
 
 from bzrk.engine.compile.graph import (  # noqa: E402
     op_graph_mark_components,

@@ -72,53 +72,79 @@ def op_reduce(qc: QueryCompiler, op: K.Reduce, relation: Relation) -> Relation:
         + [(T("{0}", text), "__rd_value"), (tokens, "__rd_tokens")],
         [*relation.columns, ("__rd_value", "string"), ("__rd_tokens", "dynamic")],
     )
-    is_term = f"NOT match(__rd_t, {S.quote_string('^' + sep + '$')})"
-    frequencies = qc._new_cte(
+    term_check = S.quote_string("^" + sep + "$")
+    # One row per token (hash joins from here on: no per-token search through all terms).
+    exploded = qc._new_cte(
         S.Select(
             columns=[
-                (T("groupArray(`__rd_term`)"), "__rd_terms"),
-                (T("groupArray(`__rd_n`)"), "__rd_counts"),
+                (S.Col("__rn"), "__rn"),
+                (S.Col("__rd_tok"), "__rd_tok"),
+                (S.Col("__rd_pos"), "__rd_pos"),
+                (T("NOT match(`__rd_tok`, " + term_check + ")"), "__rd_is_term"),
             ],
-            from_=S.Subquery(
-                S.Select(
-                    columns=[(S.Col("__rd_term"), "__rd_term"), (T("count()"), "__rd_n")],
-                    from_=S.Subquery(
-                        S.Select(
-                            columns=[
-                                (
-                                    S.Template(
-                                        "arrayJoin(arrayDistinct(arrayFilter(__rd_t -> "
-                                        + is_term.replace("{", "{{").replace("}", "}}")
-                                        + ", `__rd_tokens`)))"
-                                    ),
-                                    "__rd_term",
-                                )
-                            ],
-                            from_=with_tokens.source(),
-                        )
-                    ),
-                    group_by=[S.Col("__rd_term")],
-                )
-            ),
+            from_=with_tokens.source(),
+            array_join=[
+                (S.Col("__rd_tokens"), "__rd_tok"),
+                (T("arrayEnumerate(`__rd_tokens`)"), "__rd_pos"),
+            ],
+        ),
+        [],
+    )
+    frequencies = qc._new_cte(
+        S.Select(
+            columns=[(S.Col("__rd_tok"), "__rd_term"), (T("uniqExact(`__rn`)"), "__rd_n")],
+            from_=exploded.source(),
+            where=S.Col("__rd_is_term"),
+            group_by=[S.Col("__rd_tok")],
         ),
         [],
     )
     rows = S.ScalarSubquery(S.Select(columns=[(T("count()"), None)], from_=with_tokens.source()))
     limit = T(f"greatest(2, {threshold!r} * {{0}})", rows)
-    masked = S.Template(
-        "arrayStringConcat(arrayMap(__rd_t -> if("
-        + is_term.replace("{", "{{").replace("}", "}}")
-        + " AND `F`.`__rd_counts`[indexOf(`F`.`__rd_terms`, __rd_t)] < {0}, '*', __rd_t), `W`.`__rd_tokens`))",
-        [limit],
+    pieces = qc._new_cte(
+        S.Select(
+            columns=[
+                (S.Col("__rn", "X"), "__rn"),
+                (S.Col("__rd_pos", "X"), "__rd_pos"),
+                (
+                    T(
+                        "if(`X`.`__rd_is_term` AND ifNull(`F`.`__rd_n`, 0) < {0}, '*', `X`.`__rd_tok`)",
+                        limit,
+                    ),
+                    "__rd_piece",
+                ),
+            ],
+            from_=exploded.source("X"),
+            joins=[
+                S.Join("LEFT", frequencies.source("F"), on=T("`F`.`__rd_term` = `X`.`__rd_tok`"))
+            ],
+        ),
+        [],
+    )
+    masked = qc._new_cte(
+        S.Select(
+            columns=[
+                (S.Col("__rn"), "__rn"),
+                (
+                    T(
+                        "arrayStringConcat(arrayMap(__rd_x -> __rd_x.2, arraySort(groupArray(tuple(`__rd_pos`, `__rd_piece`)))))"
+                    ),
+                    "__rd_masked",
+                ),
+            ],
+            from_=pieces.source(),
+            group_by=[S.Col("__rn")],
+        ),
+        [],
     )
     wild_run = "(?:" + sep + "*\\*" + sep + "*)+"
-    pattern = T("replaceRegexpAll({0}, {1}, '*')", masked, lit(wild_run))
+    pattern = T("replaceRegexpAll(ifNull(`M`.`__rd_masked`, ''), {0}, '*')", lit(wild_run))
     patterned = qc._new_cte(
         S.Select(
             columns=[(S.Col(n, "W"), n) for n, _ in relation.columns]
             + [(S.Col("__rd_value", "W"), "__rd_value"), (pattern, "__rd_pattern")],
             from_=with_tokens.source("W"),
-            joins=[S.Join("CROSS", frequencies.source("F"))],
+            joins=[S.Join("LEFT", masked.source("M"), on=T("`M`.`__rn` = `W`.`__rn`"))],
         ),
         [*relation.columns, ("__rd_value", "string"), ("__rd_pattern", "string")],
     )

@@ -117,6 +117,11 @@ def _pair(template: str):  # type: ignore[no-untyped-def]
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         left = T("arrayMap(x -> ifNull(x, 0), {0})", numbers(a[0]))
         right = T("arrayMap(x -> ifNull(x, 0), {0})", numbers(a[1]))
+        # A scalar operand stands for a series of that value, as long as the other one.
+        if a[1].type != "dynamic" and a[0].type == "dynamic":
+            right = T("arrayResize({1}, length({0}), {1}[1])", left, right)
+        elif a[0].type != "dynamic" and a[1].type == "dynamic":
+            left = T("arrayResize({0}, length({1}), {0}[1])", left, right)
         return Typed(T(template, left, right), "real")
 
     return build
@@ -221,6 +226,12 @@ SERIES_FUNCTIONS: dict[str, object] = {
     "series_magnitude": _aggregate(
         "sqrt(arraySum(arrayMap(x -> x * x, arrayMap(x -> assumeNotNull(x), arrayFilter(x -> x IS NOT NULL, {0})))))"
     ),
+    # The longer series is cut to the shorter one (zero padding adds nothing); an empty one
+    # gives null.
+    "series_dot_product": _pair(
+        "if(length({0}) = 0 OR length({1}) = 0, NULL, "
+        "arraySum(arrayMap((x, y) -> x * y, {0}, arrayResize({1}, length({0})))))"
+    ),
     "series_cosine_similarity": _pair(
         "arraySum(arrayMap((x, y) -> x * y, {0}, {1})) / (sqrt(arraySum(arrayMap(x -> x * x, {0}))) * sqrt(arraySum(arrayMap(x -> x * x, {1}))))"
     ),
@@ -272,50 +283,17 @@ def _iir(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(_json(value), "dynamic")
 
 
-def _dot_product(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    """Sum of element products: a scalar side is broadcast, the longer series is cut to the
-    shorter one, non-numeric elements are skipped, and an empty series gives null."""
-    left, right = numbers(a[0]), numbers(a[1])
-    left_scalar, right_scalar = a[0].type != "dynamic", a[1].type != "dynamic"
-    if left_scalar and right_scalar:
-        size = "1"
-    elif left_scalar:
-        size = "length({1})"
-    elif right_scalar:
-        size = "length({0})"
-    else:
-        size = "least(length({0}), length({1}))"
-    x = "{0}[1]" if left_scalar else "{0}[i]"
-    y = "{1}[1]" if right_scalar else "{1}[i]"
-    value = T(
-        f"if(length({{0}}) = 0 OR length({{1}}) = 0, NULL, "
-        f"arraySum(arrayMap(i -> ifNull({x} * {y}, 0), range(1, toUInt64({size}) + 1))))",
-        left,
-        right,
-    )
-    return Typed(value, "real")
-
-
-def _is_integer_series(series: Typed) -> S.Expr:
-    """True when the series has numbers and all of them are integers (by their JSON type)."""
-    return T(
-        "arrayMap(t -> (has(t, 'Int64') OR has(t, 'UInt64')) AND NOT has(t, 'Double'), "
-        "[arrayMap(i -> toString(JSONType(ifNull({0}, ''), i)), "
-        "range(1, JSONLength(ifNull({0}, '')) + 1))])[1]",
-        series.sql,
-    )
-
-
 def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     from bzrk.engine.compile.typed import lit
 
     arr = numbers(a[0])
     if len(a) > 1 and not (isinstance(a[1].sql, S.Lit) and a[1].sql.value is None):
         # A placeholder value marks missing elements as null does.
-        placeholder = cast_to(a[1], "real").sql
-        arr = T("arrayMap(x -> if(x = {1}, NULL, x), {0})", arr, placeholder)
+        arr = T("arrayMap(x -> if(x = {1}, NULL, x), {0})", arr, cast_to(a[1], "real").sql)
     edges = c.as_bool(a[2]) if len(a) > 2 else lit(True)
-    constant = cast_to(a[3], "real").sql if len(a) > 3 else S.Cast(lit(0.0), "Nullable(Float64)")
+    # A series with no value at all becomes the constant (0 unless given).
+    has_constant = len(a) > 3 and not (isinstance(a[3].sql, S.Lit) and a[3].sql.value is None)
+    constant = cast_to(a[3], "real").sql if has_constant else lit(0.0)
     prev_idx = T(
         "arrayFill(i -> {0}[i] IS NOT NULL, arrayMap(i -> if({0}[i] IS NULL, 0, i), range(1, length({0}) + 1)))",
         arr,
@@ -324,23 +302,30 @@ def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         "arrayReverseFill(i -> {0}[i] IS NOT NULL, arrayMap(i -> if({0}[i] IS NULL, 0, i), range(1, length({0}) + 1)))",
         arr,
     )
-    # Integer series stay integers: interpolated values are truncated, as Kusto does.
     value = T(
-        "if(arrayAll(v -> v IS NULL, {0}), arrayMap(v -> {4}, {0}), arrayMap(i -> if({5}, trunc(i), i), "
-        "arrayMap(i -> multiIf("
+        "if(arrayAll(v -> v IS NULL, {0}), arrayMap(v -> {4}, {0}), arrayMap(i -> multiIf("
         "{0}[i] IS NOT NULL, {0}[i], "
         "{1}[i] > 0 AND {0}[{1}[i]] IS NOT NULL AND {2}[i] > 0 AND {0}[{2}[i]] IS NOT NULL, "
         "{0}[{1}[i]] + ({0}[{2}[i]] - {0}[{1}[i]]) * (i - {1}[i]) / ({2}[i] - {1}[i]), "
         "NOT {3}, NULL, "
         "{2}[i] > 0 AND {0}[{2}[i]] IS NOT NULL, {0}[{2}[i]], "
-        "{1}[i] > 0 AND {0}[{1}[i]] IS NOT NULL, {0}[{1}[i]], NULL), range(1, length({0}) + 1))))",
+        "{1}[i] > 0 AND {0}[{1}[i]] IS NOT NULL, {0}[{1}[i]], NULL), range(1, length({0}) + 1)))",
         arr,
         prev_idx,
         next_idx,
         edges,
         constant,
-        _is_integer_series(a[0]) if a[0].type == "dynamic" else lit(False),
     )
+    if a[0].type == "dynamic":
+        # A series of integers stays integral (interpolated values truncated), as in Kusto.
+        # (Read from the JSON text: ClickHouse's raw array elements lose the `.0` of `111.0`.)
+        value = T(
+            "if(match(ifNull({0}, ''), '[0-9]') AND NOT match(ifNull({0}, ''), '[0-9][.eE]'), "
+            "toJSONString(arrayMap(v -> toInt64(trunc(v)), {1})), toJSONString({1}))",
+            a[0].sql,
+            value,
+        )
+        return Typed(value, "dynamic")
     return Typed(_json(value), "dynamic")
 
 
@@ -407,7 +392,6 @@ SERIES_FUNCTIONS.update(
         "series_fir": _fir,
         "series_iir": _iir,
         "series_fill_linear": _fill_linear,
-        "series_dot_product": _dot_product,
         "series_fit_line_dynamic": _fit_line_dynamic,
         "series_fit_2lines_dynamic": _fit_line_dynamic,
     }
@@ -416,9 +400,15 @@ SERIES_FUNCTIONS.update(
 
 def _register_decompose() -> None:
     from bzrk.engine.compile.series_decompose import DECOMPOSE_FUNCTIONS, DECOMPOSE_MULTI_COLUMN
+    from bzrk.engine.compile.series_periods import PERIOD_FUNCTIONS, PERIOD_MULTI_COLUMN
+    from bzrk.engine.compile.series_poly import POLY_FUNCTIONS, POLY_MULTI_COLUMN
 
     SERIES_FUNCTIONS.update(DECOMPOSE_FUNCTIONS)
+    SERIES_FUNCTIONS.update(POLY_FUNCTIONS)
+    SERIES_FUNCTIONS.update(PERIOD_FUNCTIONS)
     MULTI_COLUMN_FUNCTIONS.update(DECOMPOSE_MULTI_COLUMN)
+    MULTI_COLUMN_FUNCTIONS.update(POLY_MULTI_COLUMN)
+    MULTI_COLUMN_FUNCTIONS.update(PERIOD_MULTI_COLUMN)
 
 
 _register_decompose()

@@ -38,8 +38,10 @@ def _json(text: str) -> str:
 
 
 def _arg(a: list[Typed], index: int, kql_type: str, default: object) -> S.Expr:
-    if len(a) > index and not (isinstance(a[index].sql, S.Lit) and a[index].sql.value is None):
-        return cast_to(a[index], kql_type).sql
+    if len(a) > index:
+        sql = a[index].sql
+        if not (isinstance(sql, S.Lit) and sql.value is None):
+            return cast_to(a[index], kql_type).sql
     return lit(default)
 
 
@@ -61,6 +63,8 @@ def _literal_text(n: K.Call, index: int, default: str, allowed: tuple[str, ...])
     return value
 
 
+MAX_DETECTED_PERIOD = 400
+
 # SQL over the bound names: __sd_y (Array(Float64)), __sd_n (training length).
 _PEARSON = "if(isFinite(__sd_r), __sd_r, 0)"  # a constant stretch has no correlation
 
@@ -78,7 +82,11 @@ def _acf(lag: str) -> str:
 
 def _period(period: str, threshold: str) -> str:
     """The period to use: the given one, or (for -1) the detected one; 0 means none."""
-    candidates = "arrayMap(__sd_c -> toInt64(__sd_c), range(4, toUInt64(greatest(intDiv(length(__sd_t), 4), 3)) + 1))"
+    # Periods from 4 to n/4 (at most MAX_DETECTED_PERIOD: every candidate costs a pass).
+    candidates = (
+        "arrayMap(__sd_c -> toInt64(__sd_c), range(4, toUInt64(greatest(least(intDiv(length(__sd_t), 4), "
+        f"{MAX_DETECTED_PERIOD}), 3)) + 1))"
+    )
     scores = "arrayMap(__sd_p -> " + _acf("__sd_p") + ", __sd_cands)"
     detected = _let(
         "__sd_cands",
@@ -95,12 +103,37 @@ def _period(period: str, threshold: str) -> str:
 
 
 def _seasonal() -> str:
-    """Per-phase medians of the training values (__sd_t), over the whole length __sd_len."""
+    """Per-phase medians of the training values (__sd_t), over the whole length __sd_len.
+
+    The (phase, value) pairs are sorted by phase and split into one group per phase, so the
+    cost is O(n log n) whatever the period.
+    """
+    pairs = (
+        "arraySort(__sd_x -> __sd_x.1, arrayMap((__sd_v, __sd_j) -> tuple(toInt64(__sd_j - 1) % __sd_per, __sd_v), "
+        "__sd_t, range(1, length(__sd_t) + 1)))"
+    )
+    groups = (
+        "arraySplit((__sd_x, __sd_k) -> __sd_k > 1 AND __sd_x.1 != __sd_pairs[__sd_k - 1].1, "
+        "__sd_pairs, arrayEnumerate(__sd_pairs))"
+    )
+    medians = (
+        "arrayMap(__sd_g -> arrayReduce('quantileExactInclusive(0.5)', arrayMap(__sd_x -> __sd_x.2, __sd_g)), "
+        + groups
+        + ")"
+    )
+    per_phase = _let(
+        "__sd_pairs",
+        pairs,
+        _let(
+            "__sd_med",
+            medians,
+            "arrayMap(__sd_i -> __sd_med[toInt64(__sd_i - 1) % __sd_per + 1], range(1, __sd_len + 1))",
+        ),
+    )
+    # A period longer than the training part leaves phases without values: no seasonality.
     return (
-        "if(__sd_per <= 1, arrayMap(__sd_i -> toFloat64(0), range(1, __sd_len + 1)), "
-        "arrayMap(__sd_i -> arrayReduce('quantileExactInclusive(0.5)', arrayFilter((__sd_v, __sd_j) -> "
-        "(toInt64(__sd_j) - toInt64(__sd_i)) % __sd_per = 0, __sd_t, range(1, length(__sd_t) + 1))), "
-        "range(1, __sd_len + 1)))"
+        "if(__sd_per <= 1 OR __sd_per > length(__sd_t), "
+        "arrayMap(__sd_i -> toFloat64(0), range(1, __sd_len + 1)), " + per_phase + ")"
     )
 
 

@@ -53,3 +53,12 @@ def union_inputs(qc: QueryCompiler, op: K.Union) -> list[tuple[Relation, K.Expr]
     if not inputs:
         raise unsupported(op, "union has no inputs", code="UnknownTable")
     return inputs
+
+
+def src_external_data(qc: QueryCompiler, op: K.ExternalData) -> Relation:
+    """`externaldata` / `inline_external_table` read blobs or URLs: bzrk reads only its tables."""
+    raise unsupported(
+        op,
+        "externaldata and inline_external_table read external storage, which bzrk does not "
+        "access; ingest the data into a table or use datatable",
+    )
