@@ -41,6 +41,9 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     "output_format_arrow_low_cardinality_as_dictionary": 0,
     # Inlined KQL expressions can be long; ClickHouse folds the repeated parts.
     "max_query_size": 16 * 1024 * 1024,
+    # Dynamic values are JSON text; Kusto writes '/' unescaped, and a bag path read natively
+    # (compile/bag_paths.py) must spell its text as the whole bag's text does.
+    "output_format_json_escape_forward_slashes": 0,
 }
 
 

@@ -134,6 +134,31 @@ def _fail(code: str, message: str, title: str = "") -> QueryFailed:
     return QueryFailed(Error(code=code, title=title or code, message=message))
 
 
+def _next_or_close(blocks: Any) -> Any:
+    """The next block, or None after closing the exhausted stream (one thread hop for both)."""
+    block = next(blocks, None)
+    if block is None:
+        blocks.close()
+    return block
+
+
+def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """The stored JSON columns among a table's columns, with their declared typed paths.
+
+    The compiler reads constant paths of these natively (``compile/bag_paths.py``). ``$raw``
+    is an ALIAS computed from every column, so it stays JSON text.
+    """
+    from bzrk.storage.schema import COLUMNS_BY_NAME, RESOURCE_TYPED_PATHS
+
+    typed = {"resource": dict(RESOURCE_TYPED_PATHS)}
+    bags: dict[str, dict[str, str]] = {}
+    for name, _ in columns:
+        column = COLUMNS_BY_NAME.get(name)
+        if column is not None and column.alias is None and column.ch_type.startswith("JSON"):
+            bags[name] = typed.get(name, {})
+    return bags
+
+
 class _CatalogResolver(TableResolver):
     """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used."""
 
@@ -151,7 +176,10 @@ class _CatalogResolver(TableResolver):
             return None
         # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
         source = TableSource(
-            database=resolved.ch_database, table=resolved.ch_table, columns=list(resolved.columns)
+            database=resolved.ch_database,
+            table=resolved.ch_table,
+            columns=list(resolved.columns),
+            bags=stored_bags(resolved.columns),
         )
         self.used[f"{source.database}.{source.table}"] = source
         return source
@@ -568,14 +596,9 @@ class QueryService(QueryExecutor):
         remaining: float | None,
         scans: bool,
     ) -> tuple[list[Any], ScanStats, GranuleStats]:
-        def work() -> tuple[list[Any], ScanStats, GranuleStats]:
-            tables, total, granules = [], ScanStats(), GranuleStats()
+        def work() -> tuple[list[Any], ScanStats]:
+            tables, total = [], ScanStats()
             for position, table in enumerate(compiled.tables):
-                if scans:
-                    try:
-                        granules = granules + explain_granules(self.backend, table.sql, settings)
-                    except EngineError:
-                        log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
                 run = getattr(self.backend, "query_arrow_stats", None)
                 qid = f"{query_id}x{position}"
                 if run is not None:
@@ -591,14 +614,22 @@ class QueryService(QueryExecutor):
                     total.bytes_read + stats.bytes_read,
                     total.elapsed_ns + stats.elapsed_ns,
                 )
-            return tables, total, granules
+            return tables, total
 
+        # The plan (chunk counters) is read on another connection while the query runs.
+        plan = self._plan_granules(compiled, settings) if scans else None
         task = asyncio.ensure_future(asyncio.to_thread(work))
         try:
             if remaining is None:
-                return await asyncio.shield(task)
-            return await asyncio.wait_for(asyncio.shield(task), timeout=max(remaining, 0.001))
+                tables, total = await asyncio.shield(task)
+            else:
+                tables, total = await asyncio.wait_for(
+                    asyncio.shield(task), timeout=max(remaining, 0.001)
+                )
+            return tables, total, await plan if plan is not None else GranuleStats()
         except (TimeoutError, asyncio.CancelledError, GeneratorExit):
+            if plan is not None:
+                plan.cancel()
             await self._kill(compiled, query_id)
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(task, timeout=5)
@@ -619,23 +650,20 @@ class QueryService(QueryExecutor):
     ) -> AsyncIterator[Event]:
         """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
         iteration = str(uuid.uuid4())
-        if scans:
-            for table in compiled.tables:
-                with contextlib.suppress(EngineError):
-                    out.granules = out.granules + await asyncio.to_thread(
-                        explain_granules, self.backend, table.sql, settings
-                    )
+        # The plan (chunk counters) is read on another connection while rows stream.
+        plan = self._plan_granules(compiled, settings) if scans else None
         for position, table in enumerate(compiled.tables):
             cap, kind = limits.get(table.name, (self.limits.max_result_rows, "cap"))
             block_stats: list[ScanStats] = []
             blocks: Any = self.backend.stream_arrow(  # type: ignore[call-arg]
                 table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
             )
-            sent, pending, truncated = 0, None, False
+            sent, pending, truncated, ended = 0, None, False, False
             try:
                 while not truncated:
-                    block = await asyncio.to_thread(next, blocks, None)
+                    block = await asyncio.to_thread(_next_or_close, blocks)
                     if block is None:
+                        ended = True
                         break
                     if sent + block.num_rows > cap:
                         block, truncated = block.slice(0, cap - sent), True
@@ -647,17 +675,38 @@ class QueryService(QueryExecutor):
                         out.keep(table.name, [c.name for c in table.columns], rows)
                     sent += block.num_rows
             except (GeneratorExit, asyncio.CancelledError):
+                if plan is not None:
+                    plan.cancel()
                 await self._kill(compiled, query_id)
                 raise
             finally:
-                await asyncio.to_thread(blocks.close)
+                if not ended:  # stopping a running query can take a moment: not on the loop
+                    await asyncio.to_thread(blocks.close)
                 out.add(block_stats)
             out.counts[table.name] = sent
             yield RowBatch(table.name, iteration, pending or [], True)
             if truncated and kind != "existence":
                 out.warnings.append(truncation_warning(table.name, cap, kind))
         out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
+        if plan is not None:
+            out.granules = out.granules + await plan
         yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
+
+    def _plan_granules(
+        self, compiled: CompiledQuery, settings: QuerySettings
+    ) -> asyncio.Future[GranuleStats]:
+        """Start counting the granules of every table's plan (``EXPLAIN``) in a thread."""
+
+        def count() -> GranuleStats:
+            granules = GranuleStats()
+            for table in compiled.tables:
+                try:
+                    granules = granules + explain_granules(self.backend, table.sql, settings)
+                except EngineError:
+                    log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
+            return granules
+
+        return asyncio.ensure_future(asyncio.to_thread(count))
 
     async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):

@@ -73,6 +73,9 @@ class StorageCatalog:
         self.meta = meta
         self.naming = naming or TableNaming()
         self._resolved: dict[tuple[str, str], tuple[float, ResolvedTable]] = {}
+        # Databases seen to exist (name or id -> when), cached like resolved tables: every
+        # query asks, and a metadata round trip per query was a measurable share of a small one.
+        self._databases: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # -- ClickHouse DDL ----------------------------------------------------------------------
@@ -98,6 +101,7 @@ class StorageCatalog:
     def _forget(self) -> None:
         with self._lock:
             self._resolved.clear()
+            self._databases.clear()
 
     # -- databases ---------------------------------------------------------------------------
     def create_database(self, name: str) -> DatabaseInfo:
@@ -188,11 +192,18 @@ class StorageCatalog:
         return resolved
 
     def has_database(self, database: str) -> bool:
-        """Whether ``database`` (name or id) exists."""
+        """Whether ``database`` (name or id) exists (a yes is cached briefly, as tables are)."""
+        now = time.monotonic()
+        with self._lock:
+            seen = self._databases.get(database)
+        if seen is not None and now - seen < _RESOLVE_TTL_S:
+            return True
         try:
             self.meta.get_database(database)
         except NotFound:
             return False
+        with self._lock:
+            self._databases[database] = now
         return True
 
     def qualified_name(self, database: str, table: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.typed import (
     NUMERIC_RANK,
@@ -152,12 +153,19 @@ class ExprCompiler:
                 return side[node.name]
             raise unsupported(node, f"unknown column {target.name}.{node.name}", code="UnknownName")
         base = self.compile(target)
+        native = bag_paths.member(base.sql, (node.name,))
+        if native is not None:
+            return Typed(native, "dynamic")
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")
         return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(node.name)), "dynamic")
 
     def _Index(self, node: K.Index) -> Typed:
         base = self.compile(node.target)
+        key = bag_paths.index_key(node.index)
+        native = bag_paths.member(base.sql, key) if key is not None else None
+        if native is not None:
+            return Typed(native, "dynamic")
         index = self.compile(node.index)
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")

@@ -509,6 +509,15 @@ def _ceiling(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 reg("ceiling", _ceiling)
 
 
+def _positive_literal(node: S.Expr) -> int | None:
+    """The value of an integer literal (``toInt64(…)``-wrapped, as literals compile) above 0."""
+    while isinstance(node, S.Template) and node.text == "toInt64({0})" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, S.Lit) and type(node.value) is int and node.value > 0:
+        return node.value
+    return None
+
+
 def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = None) -> Typed:
     """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers.
 
@@ -519,6 +528,12 @@ def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = Non
     )
     if value.type == "datetime":
         step = size.sql if size.type == "timespan" else cast_to(size, "long").sql
+        constant = _positive_literal(step)
+        if constant is not None and at is None:
+            # A constant step: no zero check, so the bucket is not Nullable (cheaper to group).
+            t = ticks(value.sql)
+            fixed = T("({0} - positiveModulo({0}, {1}))", t, lit(constant))
+            return Typed(from_ticks(fixed), "datetime")
         origin = ticks(at.sql) if at is not None and at.type == "datetime" else lit(0)
         return Typed(from_ticks(T(bucket, ticks(value.sql), origin, step)), "datetime")
     if value.type == "timespan":

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.aggregates import (
     AggregateContext,
     default_name,
@@ -38,12 +39,20 @@ class Relation:
     name: str
     columns: list[tuple[str, str]]
     ordered: bool = False
+    # Bag columns whose native path values ride along as hidden columns (bag_paths.py).
+    bags: dict[str, bag_paths.BagPaths] = field(default_factory=dict)
+    # Set when this relation is a stored table read as is (every row, no filter).
+    stored: S.TableRef | None = None
 
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)
 
     def scope(self, lets: dict[str, Any]) -> Scope:
-        return Scope(columns={n: Typed(S.Col(n), t) for n, t in self.columns}, lets=lets)
+        return Scope(columns={n: Typed(self._column(n), t) for n, t in self.columns}, lets=lets)
+
+    def _column(self, name: str) -> S.Col:
+        paths = self.bags.get(name)
+        return S.Col(name) if paths is None else bag_paths.NativeBag(name, paths=paths)
 
 
 @dataclass
@@ -53,6 +62,8 @@ class TableSource:
     database: str
     table: str
     columns: list[tuple[str, str]]
+    # JSON columns the compiler may read paths of natively: column -> {typed path: CH type}.
+    bags: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class TableResolver:
@@ -111,6 +122,8 @@ class QueryCompiler:
         self.partition: str | None = None
         # Window calls with a restart (or rank) → the column numbering their row groups.
         self.window_groups: dict[int, str] = {}
+        # Constant bag paths the query names (root name -> paths), read natively by tables.
+        self.bag_paths: dict[str, set[bag_paths.Path]] = {}
         # The summarize memory budget; set by the query service, None elsewhere.
         self.budget_policy: BudgetPolicy | None = None
         self.budgets: list[SummarizeBudget] = []
@@ -119,6 +132,7 @@ class QueryCompiler:
 
     def compile(self, query: K.Query) -> CompiledQuery:
         result = CompiledQuery()
+        self.bag_paths = bag_paths.collect_paths(query)
         for statement in query.statements:
             if isinstance(statement, K.LetStatement):
                 self.lets[statement.name] = self._let_value(statement.value)
@@ -211,8 +225,13 @@ class QueryCompiler:
         out: list[tuple[str, str]],
         **kw: Any,
     ) -> Relation:
-        query = S.Select(columns=[(e, n) for e, n in columns], from_=relation.source(), **kw)
-        return self._new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
+        hidden, bags = bag_paths.carry(relation.bags, columns, kw)
+        query = S.Select(
+            columns=[*((e, n) for e, n in columns), *hidden], from_=relation.source(), **kw
+        )
+        result = self._new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
+        result.bags = bags
+        return result
 
     # --- tabular expressions ---------------------------------------------------------------
 
@@ -260,8 +279,14 @@ class QueryCompiler:
             if kql_type == "dynamic":
                 expr = T("toJSONString({0})", expr)
             columns.append((expr, name))
-        query = S.Select(columns=columns, from_=S.TableRef(source.database, source.table))
-        return self._new_cte(query, source.columns)
+        hidden, bags = bag_paths.table_paths(source.bags, self.bag_paths)
+        query = S.Select(
+            columns=[*columns, *hidden], from_=S.TableRef(source.database, source.table)
+        )
+        relation = self._new_cte(query, source.columns)
+        relation.bags = bags
+        relation.stored = S.TableRef(source.database, source.table)
+        return relation
 
     def _tabular_call(self, node: K.Call, input_rel: Relation | None) -> Relation:
         if node.name in ("materialize", "view") and node.args:
@@ -708,7 +733,9 @@ def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
         relation,
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
-        where=T("ifNull({0}, false)", compiler.as_bool(cond)),
+        # A NULL condition drops the row in WHERE already; wrapping it in ifNull() would hide
+        # the predicate from ClickHouse's primary-key and skip-index analysis.
+        where=compiler.as_bool(cond),
     )
 
 
@@ -839,6 +866,11 @@ def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
             [(name, "long"), (part, "long")],
             group_by=[S.Col(part)],
         )
+    if relation.stored is not None:
+        # A whole table's count reads the table itself: ClickHouse then answers from part
+        # metadata (the request window is a partition-key range), not by reading a column.
+        query = S.Select(columns=[(T("toInt64(count())"), name)], from_=relation.stored)
+        return qc._new_cte(query, [(name, "long")])
     return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
 
 
@@ -1041,6 +1073,12 @@ def _percentiles(
         )
         out.append((name, "dynamic"))
         return
+    # Constant points share one aggregate state (ClickHouse computes the repeated call once)
+    # instead of one exact state per point.
+    shared: S.Expr | None = None
+    if not weighted and points and not any(isinstance(p, Typed) for p in points):
+        levels = [S.Lit(nearest_rank_level(float(p))) for p in points]
+        shared = S.Func("quantilesExactLow", [value.sql], params=levels)
     for i, pct in enumerate(points):
         if item.names and i < len(item.names):
             name = item.names[i]
@@ -1050,7 +1088,12 @@ def _percentiles(
             name = f"percentile_{column}_{label}"
         name = _unique(name, used)
         used.add(name)
-        columns.append((quantile(pct), name))
+        if shared is None:
+            columns.append((quantile(pct), name))
+        else:
+            # An empty group gives null, as quantileExactLow does (quantiles gives zeros).
+            element = T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, shared)
+            columns.append((element, name))
         out.append(
             (
                 name,

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.bag_paths import PathText
 from bzrk.engine.types import clickhouse_type
 
 DT = "DateTime64(7, 'UTC')"
@@ -138,7 +139,7 @@ def to_string(value: Typed) -> S.Expr:
     if t == "bool":
         return T("if(isNull({0}), '', if({0}, 'true', 'false'))", x)
     if t == "dynamic":
-        return T(_DYNAMIC_TEXT, x)
+        return dynamic_string(x)
     if t == "real":
         return T(
             "ifNull(replaceOne(replaceOne(toString({0}), 'inf', 'Infinity'), 'nan', 'NaN'), '')", x
@@ -174,12 +175,28 @@ def json_or_null_literal(value: Typed) -> S.Expr:
 
 def dynamic_string(x: S.Expr) -> S.Expr:
     """The text of a dynamic: a JSON string's content, else its JSON text ('' for null)."""
-    return T(_DYNAMIC_TEXT, x)
+    native = x.as_string() if isinstance(x, PathText) else None
+    return native if native is not None else T(_DYNAMIC_TEXT, x)
 
 
 def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
     """Convert dynamic JSON text to a scalar KQL type (null when it does not convert)."""
-    text = dynamic_string(x)
+    if kql_type not in _SCALAR_FROM_TEXT:
+        return Typed(x, "dynamic")
+    if isinstance(x, PathText) and kql_type != "string":
+        native = x.as_scalar(kql_type, lambda text: _from_text(text, kql_type).sql)
+        if native is not None:
+            return Typed(native, kql_type)
+    return _from_text(dynamic_string(x), kql_type)
+
+
+_SCALAR_FROM_TEXT = frozenset(
+    {"string", "long", "int", "real", "decimal", "bool", "datetime", "timespan", "guid"}
+)
+
+
+def _from_text(text: S.Expr, kql_type: str) -> Typed:
+    """KQL's string form of a dynamic value converted to a scalar type."""
     if kql_type == "string":
         return Typed(text, "string")
     if kql_type == "long":
@@ -208,4 +225,4 @@ def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":
         return Typed(T("toUUIDOrNull({0})", text), "guid")
-    return Typed(x, "dynamic")
+    raise ValueError(f"no conversion from dynamic to {kql_type}")

@@ -1,0 +1,256 @@
+"""Bag paths: constant member/index chains on a stored JSON column read native sub-columns.
+
+A bzrk table keeps its bags (``resource``, ``attributes``, ``scope``) in ClickHouse ``JSON``
+columns. The compiler's general form of a ``dynamic`` value is JSON text, and parsing a whole
+bag's text per row to find one key is slow. So before compiling, the query is scanned for
+constant paths on bag names (``resource.service.name``, ``attributes["http.route"]``); the
+table read (the first CTE) then also selects each such path as hidden sub-columns:
+
+* the path's value, ``attributes.`http`.`route``` (``Dynamic``, or a declared typed path's own
+  type such as ``resource.`service`.`name``` — ``LowCardinality(Nullable(String))``), and
+* the sub-object under it, ``attributes.^`http`.`route```, for paths that are objects.
+
+ClickHouse stores OTel's dotted keys as nested paths, so ``attributes["http.route"]`` and
+``attributes.http.route`` are the same sub-column (the JSON text form reads them the same way).
+
+Hidden columns ride along through operators that pass the bag column through unchanged
+(``where``, ``extend``, ``project`` of the bag, ``sort``, ``take``, …: see :func:`carry`); any
+other operator simply drops them and member access falls back to the JSON text. An expression
+on a carried path compiles to a :class:`PathText` node: its SQL is the value's JSON text
+(exactly the text form's answer, so every consumer keeps working), and the conversions that
+matter — ``tostring``, comparisons with strings, ``toint``/``todouble`` (through
+:func:`bzrk.engine.compile.typed.dynamic_string`) — read the native value instead of text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bzrk.engine import sql as S
+from bzrk.kql import syntax as K
+
+# A query naming more distinct paths than this on one bag reads the rest from JSON text.
+MAX_PATHS_PER_BAG = 64
+
+# Select-statement options under which a passed-through bag column keeps its hidden paths:
+# each output row is one input row, so a path value still belongs to its bag value.
+_ROW_PRESERVING = frozenset({"where", "order_by", "limit", "limit_by", "qualify"})
+
+_STRING_TYPES = frozenset(
+    {"String", "Nullable(String)", "LowCardinality(String)", "LowCardinality(Nullable(String))"}
+)
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathColumns:
+    """The hidden columns of one bag path in a relation."""
+
+    leaf: str  # the path's value: Dynamic, or the declared typed path's type
+    sub: str | None  # the sub-object under the path (JSON); None for typed paths
+    typed: str | None = None  # ClickHouse type of a declared typed path
+
+
+BagPaths = Mapping[Path, PathColumns]
+
+
+@dataclass(frozen=True, slots=True)
+class NativeBag(S.Col):
+    """A bag column (its JSON text) whose relation also carries native path columns."""
+
+    paths: BagPaths = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PathText(S.Template):
+    """JSON text of a bag path's value (NULL when absent), computed from native columns."""
+
+    columns: PathColumns | None = field(default=None, compare=False, hash=False)
+    path: Path = ()
+    paths: BagPaths = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def of(cls, columns: PathColumns, path: Path, paths: BagPaths) -> PathText:
+        leaf = S.Col(columns.leaf)
+        if columns.sub is None:
+            # A typed path: NULL reads as JSON `null`, as the whole bag's text shows it.
+            return cls("ifNull(toJSONString({0}), 'null')", [leaf], columns, path, paths)
+        text = "if(isNull({0}), nullIf(toJSONString({1}), '{{}}'), toJSONString({0}))"
+        return cls(text, [leaf, S.Col(columns.sub)], columns, path, paths)
+
+    def as_string(self) -> S.Expr | None:
+        """KQL ``tostring`` of the value ('' when absent), or None to use the text form."""
+        columns = self.columns
+        if columns is None:
+            return None
+        leaf = S.Col(columns.leaf)
+        if columns.sub is None:
+            if columns.typed in _STRING_TYPES:
+                return S.Template("ifNull({0}, '')", [leaf])
+            return None
+        # A string value is read as its variant (no per-row type name); an absent leaf may
+        # still be an object, whose text comes from the sub-object.
+        return S.Template(
+            "if(isNotNull(dynamicElement({0}, 'String')), assumeNotNull(dynamicElement({0}, "
+            "'String')), if(isNull({0}), ifNull(nullIf(toJSONString({1}), '{{}}'), ''), "
+            "toJSONString({0})))",
+            [leaf, S.Col(columns.sub)],
+        )
+
+    def as_scalar(self, kql_type: str, from_text: Callable[[S.Expr], S.Expr]) -> S.Expr | None:
+        """The value converted to a number (``from_text`` converts KQL's string form), or None.
+
+        An object never converts to a number or bool, so these read no sub-object: a missing
+        leaf converts like ``''`` (null). Numbers stored as Int64/Float64 skip the text.
+        """
+        columns = self.columns
+        if columns is None or columns.sub is None:
+            return None
+        leaf = S.Col(columns.leaf)
+        generic = from_text(
+            S.Template(
+                "if(isNull({0}), '', if(isNotNull(dynamicElement({0}, 'String')), "
+                "assumeNotNull(dynamicElement({0}, 'String')), toJSONString({0})))",
+                [leaf],
+            )
+        )
+        fast = _NUMBER_FAST_PATHS.get(kql_type)
+        if fast is None:
+            return generic
+        return S.Template(fast, [leaf, generic])
+
+
+_INT64 = "dynamicElement({0}, 'Int64')"
+_FLOAT64 = "dynamicElement({0}, 'Float64')"
+_NUMBER_FAST_PATHS = {
+    "long": f"multiIf(isNotNull({_INT64}), {_INT64}, {{1}})",
+    "int": (
+        f"multiIf(isNotNull({_INT64}), if({_INT64} BETWEEN -2147483648 AND 2147483647, "
+        f"toInt32({_INT64}), NULL), {{1}})"
+    ),
+    "real": (
+        f"multiIf(isNotNull({_FLOAT64}), {_FLOAT64}, isNotNull({_INT64}), toFloat64({_INT64}), "
+        "{1})"
+    ),
+}
+
+
+# --- finding the paths a query names -------------------------------------------------------
+
+
+def _chain(node: K.Expr) -> tuple[str, Path] | None:
+    """``root.a["b.c"]`` → ``("root", ("a", "b", "c"))``; None unless every key is constant."""
+    if isinstance(node, K.Paren):
+        return _chain(node.expr)
+    if isinstance(node, K.NameRef):
+        return node.name, ()
+    if isinstance(node, K.Member):
+        inner = _chain(node.target)
+        return None if inner is None else (inner[0], (*inner[1], node.name))
+    if isinstance(node, K.Index):
+        key = index_key(node.index)
+        inner = _chain(node.target) if key is not None else None
+        return None if inner is None or key is None else (inner[0], (*inner[1], *key))
+    return None
+
+
+def index_key(index: K.Expr) -> Path | None:
+    """The path segments of a constant string index (``"http.route"`` → two segments)."""
+    if not (isinstance(index, K.Literal) and isinstance(index.value, str)):
+        return None
+    parts = tuple(index.value.split("."))
+    return parts if all(parts) else None
+
+
+def collect_paths(query: K.Node) -> dict[str, set[Path]]:
+    """Every constant path the query names, by root name (``{"resource": {("service",
+    "name"), ("service",)}}``); prefixes included, since chains compile step by step."""
+    found: dict[str, set[Path]] = {}
+    for node in query.walk():
+        if isinstance(node, K.Member | K.Index):
+            chain = _chain(node)  # type: ignore[arg-type]
+            if chain is not None and chain[1]:
+                found.setdefault(chain[0], set()).add(chain[1])
+    return found
+
+
+# --- the table read --------------------------------------------------------------------------
+
+
+def _subcolumn(column: str, path: Path, *, sub: bool = False) -> S.Expr:
+    keys = ".".join(S.quote_identifier(k) for k in path)
+    return S.Template(f"{S.quote_identifier(column)}.{'^' if sub else ''}{keys}")
+
+
+def table_paths(
+    bags: Mapping[str, Mapping[str, str]], wanted: Mapping[str, set[Path]]
+) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
+    """Hidden select items for the wanted paths of a table's JSON columns, and their map.
+
+    ``bags`` maps each JSON column to its declared typed paths (``{"service.name":
+    "LowCardinality(Nullable(String))"}``).
+    """
+    items: list[tuple[S.Expr, str]] = []
+    result: dict[str, BagPaths] = {}
+    counter = 0
+    for column, typed_paths in bags.items():
+        paths = sorted(wanted.get(column, ()))[:MAX_PATHS_PER_BAG]
+        mapping: dict[Path, PathColumns] = {}
+        for path in paths:
+            leaf, sub = f"$bag_{counter}", f"$bagsub_{counter}"
+            counter += 1
+            typed = typed_paths.get(".".join(path))
+            items.append((_subcolumn(column, path), leaf))
+            if typed is None:
+                items.append((_subcolumn(column, path, sub=True), sub))
+            mapping[path] = PathColumns(leaf, None if typed else sub, typed)
+        if mapping:
+            result[column] = mapping
+    return items, result
+
+
+# --- through the operators -----------------------------------------------------------------
+
+
+def carry(
+    bags: Mapping[str, BagPaths],
+    columns: Sequence[tuple[S.Expr, str | None]],
+    options: Mapping[str, Any],
+) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
+    """The hidden columns a select passes on, and the output's bag map.
+
+    A bag column selected as itself (any name) keeps its paths when the select keeps rows
+    one for one; grouping, distinct, joins and array joins drop them.
+    """
+    if not bags or any(v for k, v in options.items() if k not in _ROW_PRESERVING):
+        return [], {}
+    out: dict[str, BagPaths] = {}
+    hidden: dict[str, None] = {}
+    for expr, name in columns:
+        if name is None or not isinstance(expr, S.Col) or expr.table is not None:
+            continue
+        paths = bags.get(expr.name)
+        if paths is None:
+            continue
+        out[name] = paths
+        for cols in paths.values():
+            hidden[cols.leaf] = None
+            if cols.sub is not None:
+                hidden[cols.sub] = None
+    return [(S.Col(h), h) for h in hidden], out
+
+
+def member(base_sql: S.Expr, keys: Path) -> PathText | None:
+    """``base.keys`` as a native path, when ``base`` is a carried bag or path; else None."""
+    if isinstance(base_sql, NativeBag):
+        paths, prefix = base_sql.paths, ()
+    elif isinstance(base_sql, PathText):
+        paths, prefix = base_sql.paths, base_sql.path
+    else:
+        return None
+    path = (*prefix, *keys)
+    columns = paths.get(path)
+    return None if columns is None else PathText.of(columns, path, paths)
