@@ -292,14 +292,16 @@ def _to(kql_type: str) -> Builder:
             return from_dynamic(value.sql, kql_type)
         if value.type == "string":
             text = value.sql
+            # `0x` hex text converts as a hex literal does (tolong('0xa0') is 160).
+            hex_or_decimal = (
+                "if(match(trimBoth({0}), '^0[xX][0-9a-fA-F]{{1,16}}$'), "
+                "toString(reinterpretAsInt64(reverse(unhex(leftPad(substring(trimBoth({0}), 3), 16, '0'))))), "
+                "toString(toDecimal128OrNull(trimBoth({0}), 0)))"
+            )
             if kql_type == "long":
-                return Typed(
-                    T("toInt64OrNull(toString(toDecimal128OrNull(trimBoth({0}), 0)))", text), "long"
-                )
+                return Typed(T(f"toInt64OrNull({hex_or_decimal})", text), "long")
             if kql_type == "int":
-                return Typed(
-                    T("toInt32OrNull(toString(toDecimal128OrNull(trimBoth({0}), 0)))", text), "int"
-                )
+                return Typed(T(f"toInt32OrNull({hex_or_decimal})", text), "int")
             if kql_type == "real":
                 return Typed(T("toFloat64OrNull(trimBoth({0}))", text), "real")
             if kql_type == "decimal":
@@ -487,6 +489,12 @@ def _round(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     digits = cast_to(args[1], "long").sql if len(args) > 1 else lit(0)
     if x.type in ("int", "long"):
         return Typed(T("toInt64(round(toFloat64({0}), {1}))", x.sql, digits), x.type)
+    from bzrk.kql.syntax import Literal
+
+    # ClickHouse needs a constant precision to round a decimal.
+    if x.type == "decimal" and (len(args) < 2 or isinstance(node.args[1], Literal)):
+        # Decimals stay decimal; ClickHouse rounds them half away from zero, as KQL does.
+        return Typed(T("round({0}, {1})", x.sql, digits), "decimal")
     # KQL rounds half away from zero.
     return Typed(T("round({0}, {1})", cast_to(x, "real").sql, digits), "real")
 

@@ -197,6 +197,16 @@ def _kv_value_regex(
     return "(?:" + "|".join(alternatives) + ")"
 
 
+def _group_count(regex: str) -> int | None:
+    """Capturing groups of a regex (None for RE2-only syntax Python cannot read)."""
+    import re
+
+    try:
+        return re.compile(regex).groups
+    except re.error:
+        return None
+
+
 def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relation:
     """`parse-kv`: specified delimiters (with quotes, escapes, greedy values), no delimiters
     (any non-alphanumeric character separates; bare values are words), or `regex` (two groups:
@@ -228,11 +238,15 @@ def op_parse_kv(qc: QueryCompiler, op: K.ParseKv, relation: Relation) -> Relatio
             texts[name] = value.value
         else:
             raise unsupported(param, f"parse-kv: unknown option '{name}'", code="InvalidArgument")
+    user_regex = texts.get("regex")
+    if user_regex is not None and _group_count(user_regex) not in (None, 2):
+        raise unsupported(
+            op, "parse-kv: regex must have exactly two capturing groups", code="InvalidArgument"
+        )
     scope = relation.scope(qc.lets)
     compiler = ExprCompiler(scope)
     source = to_string(compiler.compile(op.source))
     values: dict[str, Typed] = {}
-    user_regex = texts.get("regex")
     pair_delim = texts.get("pair_delimiter", "")
     kv_delim = texts.get("kv_delimiter", "")
     specified = bool(pair_delim or kv_delim)

@@ -588,7 +588,9 @@ def _projection(
             scope.columns[name] = value
     if window:
         order = [n for n in order if n != "__rn" and not n.startswith("__grp")]
-        order += ["__rn"] if extend else []
+        # project keeps the row number too, so that its output stays in serialized order.
+        order += ["__rn"]
+        values.setdefault("__rn", Typed(S.Col("__rn"), "long"))
     part = _partition(qc, relation)
     if part and part not in order:
         order.append(part)
@@ -597,6 +599,9 @@ def _projection(
     columns = [(values[n].sql, n) for n in order]
     result = qc._select(relation, columns, out)
     result.ordered = relation.ordered or window
+    if window and not extend:
+        result = _strip_rn(qc, result)
+        result.ordered = True
     return result
 
 
@@ -1892,6 +1897,9 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
     if isinstance(ignored_node, K.Literal) and isinstance(ignored_node.value, list):
         ignored = {str(v) for v in ignored_node.value}
     keys: list[tuple[str, str]] = []
+    # `: (*, k: type, ...)` keeps every input column; without `*` the schema is the whole output.
+    keep_all = any(c.name == "*" for c in op.schema)
+    listed = [c.name for c in op.schema if c.name != "*"]
     if op.schema:
         keys = [
             (c.name, normalize_kql_type(c.type))
@@ -1924,6 +1932,8 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
             keys.append((str(row["k"]), kql_type))
     keys = [(k, t) for k, t in keys if k not in ignored]
     existing = [(n, t) for n, t in relation.columns if n != bag_name]
+    if op.schema and not keep_all:
+        existing = [(n, t) for n, t in existing if n in listed]
     existing_names = {n for n, _ in existing}
     values: dict[str, Typed] = {}
     for key, kql_type in keys:
@@ -1948,6 +1958,12 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
             continue
         columns.append((value.sql, n))
         out.append((n, value.type))
+    if op.schema and not keep_all:
+        order = {name: i for i, name in enumerate(listed)}
+        ranked = sorted(
+            zip(columns, out, strict=True), key=lambda pair: order.get(pair[1][0], len(order))
+        )
+        columns, out = [c for c, _ in ranked], [o for _, o in ranked]
     return qc._select(relation, columns, out)
 
 

@@ -226,8 +226,11 @@ SERIES_FUNCTIONS: dict[str, object] = {
     "series_magnitude": _aggregate(
         "sqrt(arraySum(arrayMap(x -> x * x, arrayMap(x -> assumeNotNull(x), arrayFilter(x -> x IS NOT NULL, {0})))))"
     ),
+    # The longer series is cut to the shorter one (zero padding adds nothing); an empty one
+    # gives null.
     "series_dot_product": _pair(
-        "arraySum(arrayMap((x, y) -> x * y, {0}, arrayResize({1}, length({0}))))"
+        "if(length({0}) = 0 OR length({1}) = 0, NULL, "
+        "arraySum(arrayMap((x, y) -> x * y, {0}, arrayResize({1}, length({0})))))"
     ),
     "series_cosine_similarity": _pair(
         "arraySum(arrayMap((x, y) -> x * y, {0}, {1})) / (sqrt(arraySum(arrayMap(x -> x * x, {0}))) * sqrt(arraySum(arrayMap(x -> x * x, {1}))))"
@@ -284,6 +287,9 @@ def _fill_linear(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     from bzrk.engine.compile.typed import lit
 
     arr = numbers(a[0])
+    if len(a) > 1 and not (isinstance(a[1].sql, S.Lit) and a[1].sql.value is None):
+        # A placeholder value marks missing elements as null does.
+        arr = T("arrayMap(x -> if(x = {1}, NULL, x), {0})", arr, cast_to(a[1], "real").sql)
     edges = c.as_bool(a[2]) if len(a) > 2 else lit(True)
     # A series with no value at all becomes the constant (0 unless given).
     has_constant = len(a) > 3 and not (isinstance(a[3].sql, S.Lit) and a[3].sql.value is None)

@@ -95,6 +95,12 @@ def cast_to(value: Typed, kql_type: str) -> Typed:
         return Typed(T("toInt64({0})", value.sql), "long")
     if kql_type == "int":
         return Typed(T("toInt32({0})", value.sql), "int")
+    if kql_type == "decimal" and value.type == "real":
+        # As .NET converts double to decimal: at most 15 significant digits, so 1.1 is 1.1
+        # and not the binary 1.100000000000000088.
+        return Typed(
+            T("toDecimal128OrNull(printf('%.15g', toFloat64({0})), 18)", value.sql), "decimal"
+        )
     if kql_type == "decimal":
         return Typed(T("toDecimal128({0}, 18)", value.sql), "decimal")
     return Typed(S.Cast(value.sql, clickhouse_type(kql_type)), kql_type)
