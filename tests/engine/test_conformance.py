@@ -14,9 +14,9 @@ import pytest
 from bzrk.engine.conformance.runner import load_cases, run_corpus
 
 FLOORS = {
-    "docs-emulator.jsonl": 758,
-    "docs-tables.jsonl": 643,
-    "loco.jsonl": 450,
+    "docs-emulator.jsonl": 765,
+    "docs-tables.jsonl": 653,
+    "loco.jsonl": 457,
 }
 
 
