@@ -762,3 +762,25 @@ async def test_no_secret_reaches_the_logs(env: Env, caplog: pytest.LogCaptureFix
     ]
     for secret in secrets:  # ... without the secrets
         assert secret not in text and secret[:16] not in text
+
+
+async def test_right_passwords_do_not_use_up_the_per_user_budget(env: Env) -> None:
+    # Guessing is limited per user; an admin signing in from several tabs or scripts is not.
+    async with client(env.app) as c:
+        codes = [
+            (
+                await c.post(
+                    "/auth/login",
+                    json={"username": "admin", "password": env.creds.admin_password},
+                )
+            ).status_code
+            for _ in range(8)
+        ]
+        wrong = [
+            (
+                await c.post("/auth/login", json={"username": "admin", "password": f"x{i}"})
+            ).status_code
+            for i in range(6)
+        ]
+    assert codes == [200] * 8
+    assert wrong[:5] == [401] * 5 and wrong[-1] == 429

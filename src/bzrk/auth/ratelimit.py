@@ -37,3 +37,11 @@ class RateLimiter:
         while len(self._buckets) > self.max_keys:
             self._buckets.popitem(last=False)
         return wait
+
+    def refund(self, name: str, key: str, rule: Rule, now: float) -> None:
+        """Give back the token :meth:`allow` took, for an attempt that should not count."""
+        slot = (name, key)
+        if slot in self._buckets:
+            tokens, last = self._buckets[slot]
+            refilled = min(rule.burst, tokens + (now - last) * rule.per_second)
+            self._buckets[slot] = (min(rule.burst, refilled + 1), now)

@@ -123,6 +123,11 @@ def routes(state: GatewayState) -> list[Route]:
             return login_page(
                 state, data.get("next", "/"), error="Wrong username or password.", status=401
             )
+        # The per-user bucket guards against password guessing: a right password does not
+        # count against it (someone signing in from several tabs or scripts is not locked out).
+        state.limiter.refund(
+            "login-user", username.lower(), state.config.rates.login_user, state.clock()
+        )
         value, csrf = await asyncio.to_thread(
             sessions.create, state.ctx.meta, user.id, state.now(), state.config.lifetimes.session_s
         )
