@@ -50,7 +50,8 @@ def _match(
 def geo_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation, kind: str) -> Relation:
     """``evaluate geo_polygon_lookup(T, key, lon, lat [, radius, return_unmatched, return_lookup_key])``
     and ``geo_line_lookup(T, key, lon, lat, radius [, ...])``."""
-    from bzrk.engine.compile.query import _expr_name, _strip_rn
+    from bzrk.engine.compile.naming import _expr_name
+    from bzrk.engine.compile.row_order import _strip_rn
 
     plugin = op.plugin
     args = [a for a in plugin.args if not isinstance(a, K.NamedArg)]

@@ -69,7 +69,7 @@ def _null_of(kql_type: str) -> S.Expr:
 
 
 def op_make_graph(qc: QueryCompiler, op: K.MakeGraph, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _strip_rn
+    from bzrk.engine.compile.row_order import _strip_rn
 
     relation = _strip_rn(qc, relation)
     types = dict(relation.columns)
@@ -351,7 +351,7 @@ def _expand(
 
 
 def op_graph_match(qc: QueryCompiler, op: K.GraphMatch, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _expr_name, _unique
+    from bzrk.engine.compile.naming import _expr_name, _unique
 
     graph = _graph_of(op, relation)
     if not op.project:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def op_partition(qc: QueryCompiler, op: K.Partition, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _strip_rn
+    from bzrk.engine.compile.row_order import _strip_rn
 
     if not isinstance(op.by, K.NameRef) or op.by.name not in dict(relation.columns):
         raise unsupported(op.by, "partition needs a column of its input", code="UnknownName")
@@ -51,7 +51,8 @@ MAX_PARTITIONS = 64
 def _per_key_queries(qc: QueryCompiler, op: K.Partition, relation: Relation) -> Relation:
     """`partition by Col { query }`: the query runs once per key value; inside it, the key
     column's name stands for that partition's rows (so `toscalar(Col)` is the key)."""
-    from bzrk.engine.compile.query import _strip_rn, op_union
+    from bzrk.engine.compile.query import op_union
+    from bzrk.engine.compile.row_order import _strip_rn
 
     assert isinstance(op.by, K.NameRef)
     key = op.by.name

@@ -37,7 +37,7 @@ def _need(op: K.Evaluate, args: list[K.Expr], count: int, usage: str) -> None:
 
 
 def _column_name(node: K.Expr) -> str | None:
-    from bzrk.engine.compile.query import _expr_name
+    from bzrk.engine.compile.naming import _expr_name
 
     return _expr_name(node)
 
@@ -63,7 +63,8 @@ def _template(
 ) -> Relation:
     """Run the KQL `text` over `__in` (the input plus `columns`), with `scalars` (and
     `tables`) as lets."""
-    from bzrk.engine.compile.query import _strip_rn, op_extend
+    from bzrk.engine.compile.query import op_extend
+    from bzrk.engine.compile.row_order import _strip_rn
 
     relation = _strip_rn(qc, relation)
     if columns:
@@ -417,7 +418,7 @@ __cohorts
 
 def rows_near(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """Rows within NumRows before (RowsAfter after) any row meeting the condition, in order."""
-    from bzrk.engine.compile.query import _numbered
+    from bzrk.engine.compile.row_order import _numbered
 
     args, _ = _args(op)
     _need(op, args, 2, "rows_near(Condition, NumRows [, RowsAfter])")
@@ -463,7 +464,7 @@ def rows_near(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation
 
 def dcount_intersect(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """s0 … sN-1: the distinct count of the intersection of the first k+1 hll sketches."""
-    from bzrk.engine.compile.query import _strip_rn
+    from bzrk.engine.compile.row_order import _strip_rn
 
     args, _ = _args(op)
     _need(op, args, 2, "dcount_intersect(hll_1, hll_2 [, hll_3 ...])")
@@ -487,7 +488,7 @@ def dcount_intersect(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> R
 def ipv6_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     """`evaluate ipv6_lookup(Lookup, ip_column, range_column [, return_unmatched])`: the
     lookup columns, then the input's, for each (row, range holding its address)."""
-    from bzrk.engine.compile.query import _strip_rn
+    from bzrk.engine.compile.row_order import _strip_rn
 
     relation = _strip_rn(qc, relation)
     args, named = _args(op)
@@ -591,7 +592,7 @@ def schema_merge(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relat
     appeared is an error, as are types that do not reduce to one (numeric types widen).
     Error columns get ordinal -1; the others are numbered in merged order.
     """
-    from bzrk.engine.compile.query import _numbered
+    from bzrk.engine.compile.row_order import _numbered
 
     args, named = _args(op)
     preserve_node = named.get("preserveorder", args[0] if args else None)

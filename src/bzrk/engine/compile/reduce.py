@@ -31,7 +31,7 @@ def _class_inner(characters: str | None) -> str:
 
 
 def op_reduce(qc: QueryCompiler, op: K.Reduce, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _numbered
+    from bzrk.engine.compile.row_order import _numbered
 
     params = {p.name.lower(): p.value for p in op.params}
     threshold = 0.1

@@ -50,7 +50,7 @@ def _el(expr: str, index: int) -> str:
 
 
 def op_scan(qc: QueryCompiler, op: K.Scan, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _numbered, _partition
+    from bzrk.engine.compile.row_order import _numbered, _partition
 
     if not op.steps:
         raise unsupported(op, "scan needs at least one step")

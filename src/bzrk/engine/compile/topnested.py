@@ -24,7 +24,9 @@ def _tuple(names: list[str], alias: str | None = None) -> S.Expr:
 
 
 def op_top_nested(qc: QueryCompiler, op: K.TopNested, relation: Relation) -> Relation:
-    from bzrk.engine.compile.query import _expr_name, _strip_rn, op_extend, op_summarize
+    from bzrk.engine.compile.naming import _expr_name
+    from bzrk.engine.compile.query import op_extend, op_summarize
+    from bzrk.engine.compile.row_order import _strip_rn
 
     relation = _strip_rn(qc, relation)
     of_names: list[str] = []

@@ -1,0 +1,40 @@
+"""How the compiler names output columns: from the expression (`a.b` → `a_b`), made unique."""
+
+from __future__ import annotations
+
+import itertools
+
+from bzrk.kql import syntax as K
+
+
+def _expr_name(node: K.Expr) -> str | None:
+    if isinstance(node, K.NameRef):
+        return node.name
+    if isinstance(node, K.Member):
+        inner = _expr_name(node.target)
+        return f"{inner}_{node.name}" if inner else None
+    if isinstance(node, K.Index):
+        inner = _expr_name(node.target)
+        if inner and isinstance(node.index, K.Literal) and isinstance(node.index.value, str):
+            return f"{inner}_{node.index.value}"
+        return None
+    if isinstance(node, K.Paren):
+        return _expr_name(node.expr)
+    return None
+
+
+def _auto_name(node: K.Expr, index: int, used: set[str], fallback: str) -> str:
+    name = _expr_name(node)
+    if name is None:
+        name = fallback
+    return name
+
+
+def _unique(name: str, used: set[str]) -> str:
+    if name not in used:
+        return name
+    for i in itertools.count(1):
+        candidate = f"{name}{i}"
+        if candidate not in used:
+            return candidate
+    raise AssertionError

@@ -1,0 +1,76 @@
+"""The values the compiler passes around: relations (a CTE and its schema), table sources and results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
+from bzrk.engine.compile.expressions import Scope
+from bzrk.engine.compile.summarize_budget import SummarizeBudget
+from bzrk.engine.compile.typed import Typed
+from bzrk.engine.events import Column, Visualization
+from bzrk.kql import syntax as K
+
+
+@dataclass
+class Relation:
+    """A compiled tabular value: a CTE name and its schema."""
+
+    name: str
+    columns: list[tuple[str, str]]
+    ordered: bool = False
+    # Bag columns whose native path values ride along as hidden columns (bag_paths.py).
+    bags: dict[str, bag_paths.BagPaths] = field(default_factory=dict)
+    # Set when this relation is a stored table read as is (every row, no filter).
+    stored: S.TableRef | None = None
+
+    def source(self, alias: str | None = None) -> S.Source:
+        return S.TableRef(None, self.name, alias)
+
+    def scope(self, lets: dict[str, Any]) -> Scope:
+        return Scope(columns={n: Typed(self._column(n), t) for n, t in self.columns}, lets=lets)
+
+    def _column(self, name: str) -> S.Col:
+        paths = self.bags.get(name)
+        return S.Col(name) if paths is None else bag_paths.NativeBag(name, paths=paths)
+
+
+@dataclass
+class TableSource:
+    """A bzrk table as the resolver names it: its ClickHouse location and KQL schema."""
+
+    database: str
+    table: str
+    columns: list[tuple[str, str]]
+    # JSON columns the compiler may read paths of natively: column -> {typed path: CH type}.
+    bags: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+class TableResolver:
+    """Maps a KQL table name to a ClickHouse table; the storage package provides the real one."""
+
+    def resolve(self, name: str) -> TableSource | None:
+        return None
+
+
+@dataclass
+class CompiledTable:
+    name: str
+    sql: str
+    columns: tuple[Column, ...]
+
+
+@dataclass
+class CompiledQuery:
+    tables: list[CompiledTable] = field(default_factory=list)
+    visualization: Visualization | None = None
+    # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
+    budgets: list[SummarizeBudget] = field(default_factory=list)
+
+
+@dataclass
+class UserFunction:
+    params: tuple[K.Param, ...]
+    body: tuple[K.Statement, ...]
