@@ -526,7 +526,7 @@ class ExprCompiler:
             handled = self.aggregates.try_aggregate(self, node)
             if handled is not None:
                 return handled
-        if self.scope.row_window is not None and name in _WINDOW_FUNCTIONS:
+        if self.scope.row_window is not None and name in WINDOW_FUNCTIONS:
             return self.scope.row_window(name, [self.compile(a) for a in node.args], node)
         special = _SPECIAL.get(name)
         if special is not None:
@@ -1185,7 +1185,8 @@ def _register_specials() -> None:
     _SPECIAL["column_names_of"] = _column_names_of
 
 
-_WINDOW_FUNCTIONS = frozenset(
+# The row-window functions: they need a serialized input (a `__rn` order).
+WINDOW_FUNCTIONS = frozenset(
     {
         "prev",
         "next",

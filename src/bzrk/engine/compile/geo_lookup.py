@@ -50,6 +50,7 @@ def _match(
 def geo_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation, kind: str) -> Relation:
     """``evaluate geo_polygon_lookup(T, key, lon, lat [, radius, return_unmatched, return_lookup_key])``
     and ``geo_line_lookup(T, key, lon, lat, radius [, ...])``."""
+    from bzrk.engine.compile.lookups import matching_pairs
     from bzrk.engine.compile.naming import _expr_name
     from bzrk.engine.compile.row_order import _strip_rn
 
@@ -89,12 +90,7 @@ def geo_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation, kind: str)
         radius,
         plugin,
     )
-    matched = S.Select(
-        columns=[(S.Col(n, "L"), n) for n in left_names] + [(S.Col(n, "R"), n) for n, _ in right],
-        from_=relation.source("L"),
-        joins=[S.Join("CROSS", lookup.source("R"))],
-        where=cond,
-    )
+    matched = matching_pairs(relation, lookup, left_names, [n for n, _ in right], cond)
     if not unmatched:
         return qc._new_cte(matched, out)
     # Rows that meet no shape: test each against every shape of the (small) lookup table.

@@ -56,12 +56,7 @@ def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relat
         S.Col(ip_col, "L"),
         S.Col(range_col, "R"),
     )
-    matched = S.Select(
-        columns=[(S.Col(n, "L"), n) for n in left_names] + [(S.Col(n, "R"), n) for n, _ in right],
-        from_=relation.source("L"),
-        joins=[S.Join("CROSS", lookup.source("R"))],
-        where=cond,
-    )
+    matched = matching_pairs(relation, lookup, left_names, [n for n, _ in right], cond)
     if not keep_unmatched:
         return qc._new_cte(matched, out)
     matched_rel = qc._new_cte(matched, out)
@@ -173,3 +168,16 @@ def _bag_unpack(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relati
         )
         columns, out = [c for c, _ in ranked], [o for _, o in ranked]
     return qc._select(relation, columns, out)
+
+
+def matching_pairs(
+    relation: Relation, lookup: Relation, left: list[str], right: list[str], cond: S.Expr
+) -> S.Select:
+    """Every (row, lookup row) pair meeting ``cond`` (over ``L``/``R`` columns): a lookup plugin's
+    match, for small lookup tables that no equality key can join."""
+    return S.Select(
+        columns=[(S.Col(n, "L"), n) for n in left] + [(S.Col(n, "R"), n) for n in right],
+        from_=relation.source("L"),
+        joins=[S.Join("CROSS", lookup.source("R"))],
+        where=cond,
+    )

@@ -14,7 +14,7 @@ from typing import Any
 from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.errors import CompileError, unsupported
-from bzrk.engine.compile.expressions import ExprCompiler, Scope, literal
+from bzrk.engine.compile.expressions import WINDOW_FUNCTIONS, ExprCompiler, Scope, literal
 from bzrk.engine.compile.naming import _expr_name
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
 from bzrk.engine.compile.prune import prune_columns
@@ -512,19 +512,8 @@ def _projection(
     return result
 
 
-_WINDOW_NAMES = (
-    "prev",
-    "next",
-    "row_number",
-    "row_cumsum",
-    "row_rank_dense",
-    "row_rank_min",
-    "row_window_session",
-)
-
-
 def _uses_window(node: K.Node) -> bool:
-    return any(isinstance(n, K.Call) and n.name in _WINDOW_NAMES for n in node.walk())
+    return any(isinstance(n, K.Call) and n.name in WINDOW_FUNCTIONS for n in node.walk())
 
 
 def _window_groups(qc: QueryCompiler, relation: Relation, items: Sequence[K.NamedExpr]) -> Relation:
