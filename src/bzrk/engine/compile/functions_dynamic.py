@@ -1,0 +1,281 @@
+"""KQL functions over `dynamic` values: bags, arrays, JSON paths and their conversions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.function_table import Builder, fn, reg
+from bzrk.engine.compile.typed import (
+    T,
+    Typed,
+    cast_to,
+    json_or_null_literal,
+    lit,
+    to_string,
+)
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.expressions import ExprCompiler
+    from bzrk.kql import syntax as K
+
+
+# --- dynamic ---------------------------------------------------------------------------------
+
+
+def _pack_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    items = [json_or_null_literal(a) for a in args]
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat({0}, ','), ']')",
+            S.Func("array", items) if items else T("emptyArrayString()"),
+        ),
+        "dynamic",
+    )
+
+
+def _bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    parts = []
+    for i in range(0, len(args) - 1, 2):
+        parts.append(
+            T(
+                "concat(toJSONString({0}), ':', {1})",
+                to_string(args[i]),
+                json_or_null_literal(args[i + 1]),
+            )
+        )
+    arr = S.Func("array", parts) if parts else T("emptyArrayString()")
+    # An empty key drops its pair.
+    arr = T("arrayFilter(p -> NOT startsWith(p, '\"\":'), {0})", arr)
+    return Typed(T("concat('{{', arrayStringConcat({0}, ','), '}}')", arr), "dynamic")
+
+
+reg("pack_array", _pack_array)
+reg("bag_pack pack pack_dictionary", _bag_pack)
+reg("array_length", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)", "long"))
+reg(
+    "array_concat",
+    fn("concat('[', arrayStringConcat(arrayFilter(x -> x != '', [{0}]), ','), ']')", "dynamic"),
+)
+
+
+def _array_concat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    inner = [T("arrayStringConcat(JSONExtractArrayRaw({0}), ',')", a.sql) for a in args]
+    return Typed(
+        T(
+            "concat('[', arrayStringConcat(arrayFilter(x -> x != '', {0}), ','), ']')",
+            S.Func("array", inner),
+        ),
+        "dynamic",
+    )
+
+
+reg("array_concat", _array_concat)
+
+
+def _raw_array(x: S.Expr) -> S.Expr:
+    return T("JSONExtractArrayRaw({0})", x)
+
+
+def _json_array(arr: S.Expr) -> S.Expr:
+    return T("concat('[', arrayStringConcat({0}, ','), ']')", arr)
+
+
+def _array_fn(template: str) -> Builder:
+    """A builder over the raw JSON items (Array(String)) of the first argument."""
+
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        rest = [a.sql for a in args[1:]]
+        return Typed(_json_array(T(template, _raw_array(args[0].sql), *rest)), "dynamic")
+
+    return build
+
+
+reg("array_reverse", _array_fn("arrayReverse({0})"))
+reg("array_sort_asc", lambda c, a, n: c.array_sort(a, descending=False))
+reg("array_sort_desc", lambda c, a, n: c.array_sort(a, descending=True))
+reg(
+    "array_slice",
+    _array_fn(
+        "arraySlice({0}, toInt64(if({1} < 0, length({0}) + {1}, {1}) + 1), toInt64(greatest(0, if({2} < 0, length({0}) + {2}, least({2}, length({0}) - 1)) - if({1} < 0, length({0}) + {1}, {1}) + 1)))"
+    ),
+)
+reg("array_shift_left", lambda c, a, n: c.array_shift(a, left=True))
+reg("array_shift_right", lambda c, a, n: c.array_shift(a, left=False))
+reg("array_rotate_left", _array_fn("arrayRotateLeft({0}, toInt64({1}))"))
+reg("array_rotate_right", _array_fn("arrayRotateRight({0}, toInt64({1}))"))
+reg(
+    "array_index_of",
+    lambda c, a, n: _array_index_of(a),
+)
+
+
+reg(
+    "array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))", "real")
+)
+reg("array_split", lambda c, a, n: c.array_split(a))
+reg(
+    "set_has_element",
+    lambda c, a, n: Typed(
+        T("has(JSONExtractArrayRaw({0}), {1})", a[0].sql, json_or_null_literal(a[1])), "bool"
+    ),
+)
+reg(
+    "set_union",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayConcat({0}))",
+                S.Func("arrayConcat", [_raw_array(x.sql) for x in a])
+                if len(a) > 1
+                else _raw_array(a[0].sql),
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "set_intersect",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayFilter(x -> "
+                + " AND ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
+                + ", {0}))",
+                *[_raw_array(x.sql) for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "set_difference",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayDistinct(arrayFilter(x -> NOT ("
+                + " OR ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
+                + "), {0}))",
+                *[_raw_array(x.sql) for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+reg(
+    "strcat_array",
+    lambda c, a, n: Typed(
+        T(
+            "arrayStringConcat(arrayMap(x -> " + _DYN_TEXT_X + ", JSONExtractArrayRaw({0})), {1})",
+            a[0].sql,
+            to_string(a[1]),
+        ),
+        "string",
+    ),
+)
+reg(
+    "bag_keys",
+    fn(
+        "if(JSONType(ifNull({0}, '')) = 'Object', concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), "
+        "JSONExtractKeys({0})), ','), ']'), NULL)",
+        "dynamic",
+    ),
+)
+
+
+def _json_path(key: Typed) -> list[S.Expr]:
+    """A bag key or a constant JSONPath (`$.a.b`, `$['a']`) as JSON* function path arguments."""
+    if (
+        isinstance(key.sql, S.Lit)
+        and isinstance(key.sql.value, str)
+        and key.sql.value.startswith("$")
+    ):
+        import re as _re
+
+        parts = _re.findall(r"\.([^.\[]+)|\['([^']*)'\]|\[(\d+)\]", key.sql.value[1:])
+        out: list[S.Expr] = []
+        for name, quoted, index in parts:
+            out.append(S.Lit(int(index) + 1) if index else S.Lit(name or quoted))
+        return out
+    return [to_string(key)]
+
+
+reg(
+    "bag_has_key",
+    lambda c, a, n: Typed(
+        S.Func("JSONHas", [T("ifNull({0}, '')", a[0].sql), *_json_path(a[1])]), "bool"
+    ),
+)
+reg("bag_merge", lambda c, a, n: c.bag_merge(a))
+
+
+def _bag_remove_listed_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(
+        T(
+            "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> NOT has(arrayMap(k -> "
+            + _DYN_TEXT_K
+            + ", JSONExtractArrayRaw({1})), kv.1), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+            a[0].sql,
+            a[1].sql,
+        ),
+        "dynamic",
+    )
+
+
+def _bag_remove_keys(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    from bzrk.engine.compile.functions_bags import bag_remove_keys
+
+    constant = bag_remove_keys(c, args, node)
+    return constant if constant is not None else _bag_remove_listed_keys(c, args, node)
+
+
+reg("bag_remove_keys", _bag_remove_keys)
+reg("gettype", lambda c, a, n: c.gettype(a[0]))
+reg("array_iff array_iif", lambda c, a, n: c.array_iff(a))
+reg(
+    "zip",
+    lambda c, a, n: Typed(
+        _json_array(
+            T(
+                "arrayMap(i -> concat('[', arrayStringConcat(["
+                + ", ".join(
+                    f"ifNull(arrayElementOrNull(JSONExtractArrayRaw({{{j}}}), i), 'null')"
+                    for j in range(len(a))
+                )
+                + "], ','), ']'), range(1, greatest("
+                + ", ".join(f"length(JSONExtractArrayRaw({{{j}}}))" for j in range(len(a)))
+                + ") + 1))",
+                *[x.sql for x in a],
+            )
+        ),
+        "dynamic",
+    ),
+)
+
+_DYN_TEXT_X = "if(x = 'null', '', if(JSONType(x) = 'String', JSONExtractString(x), x))"
+_DYN_TEXT_K = "if(JSONType(k) = 'String', JSONExtractString(k), k)"
+
+
+def _array_index_of(a: list[Typed]) -> Typed:
+    items = T("JSONExtractArrayRaw({0})", a[0].sql)
+    start = T("toInt64({0})", cast_to(a[2], "long").sql) if len(a) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(a[3], "long").sql) if len(a) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(a[4], "long").sql) if len(a) > 4 else lit(1)
+    begin = T("if({0} < 0, greatest(toInt64(length({1})) + {0}, 0), {0})", start, items)
+    hits = T(
+        "arrayFilter(i -> {1}[i + 1] = {2} AND i >= {3} AND ({4} < 0 OR i < {3} + {4}), "
+        "range(0, toUInt64(length({1}))))",
+        lit(0),
+        items,
+        json_or_null_literal(a[1]),
+        begin,
+        length,
+    )
+    return Typed(
+        T(
+            "if({1} < 1, NULL, if(length({0}) >= {1}, toInt64({0}[{1}]), toInt64(-1)))",
+            hits,
+            occurrence,
+        ),
+        "long",
+    )
