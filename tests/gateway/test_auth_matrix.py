@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -302,14 +303,16 @@ async def test_wrong_password_gets_no_session(env: Env) -> None:
     assert unknown.status_code == 401 and unknown.json() == r.json()  # no user enumeration
 
 
+async def _admin_logins(c: Any, passwords: list[str]) -> list[int]:
+    return [
+        (await c.post("/auth/login", json={"username": "admin", "password": p})).status_code
+        for p in passwords
+    ]
+
+
 async def test_login_is_rate_limited(env: Env) -> None:
     async with client(env.app) as c:
-        codes = [
-            (
-                await c.post("/auth/login", json={"username": "admin", "password": f"x{i}"})
-            ).status_code
-            for i in range(8)
-        ]
+        codes = await _admin_logins(c, [f"x{i}" for i in range(8)])
         # Throttled now, even with the right password.
         right = await c.post(
             "/auth/login", json={"username": "admin", "password": env.creds.admin_password}
@@ -767,20 +770,7 @@ async def test_no_secret_reaches_the_logs(env: Env, caplog: pytest.LogCaptureFix
 async def test_right_passwords_do_not_use_up_the_per_user_budget(env: Env) -> None:
     # Guessing is limited per user; an admin signing in from several tabs or scripts is not.
     async with client(env.app) as c:
-        codes = [
-            (
-                await c.post(
-                    "/auth/login",
-                    json={"username": "admin", "password": env.creds.admin_password},
-                )
-            ).status_code
-            for _ in range(8)
-        ]
-        wrong = [
-            (
-                await c.post("/auth/login", json={"username": "admin", "password": f"x{i}"})
-            ).status_code
-            for i in range(6)
-        ]
+        codes = await _admin_logins(c, [env.creds.admin_password] * 8)
+        wrong = await _admin_logins(c, [f"x{i}" for i in range(6)])
     assert codes == [200] * 8
     assert wrong[:5] == [401] * 5 and wrong[-1] == 429
