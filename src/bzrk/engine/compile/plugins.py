@@ -171,6 +171,13 @@ __in
     )
 
 
+# The activity plugins' input: each row's window (`bin_at` from Start), rows outside Start..End
+# dropped.
+_WINDOWED_INPUT = """let __b = __in
+    | extend __bin = bin_at(__ts, __window, __start)
+    | where __bin >= __start and __bin <= __end"""
+
+
 def activity_counts_metrics(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relation:
     args, _ = _args(op)
     _need(
@@ -183,9 +190,7 @@ def activity_counts_metrics(qc: QueryCompiler, op: K.Evaluate, relation: Relatio
     ts_name = _column_name(args[1]) or "Timestamp"
     keys = _join_on(["__bin", *dims])
     text = f"""
-let __b = __in
-    | extend __bin = bin_at(__ts, __window, __start)
-    | where __bin >= __start and __bin <= __end
+{_WINDOWED_INPUT}
     | extend __one = 1;
 let __first = __b | summarize __from = min(__bin) by __id{_by(dims)}, __one;
 let __new = __first | summarize new_dcount = count() by __bin = __from{_by(dims)};
@@ -333,9 +338,7 @@ def activity_metrics(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> R
     keys = _join_on(["__bin", *dims])
     # Retention: the share of the previous window's values seen again in this window.
     text = f"""
-let __b = __in
-    | extend __bin = bin_at(__ts, __window, __start)
-    | where __bin >= __start and __bin <= __end;
+{_WINDOWED_INPUT};
 let __seen = __b | distinct __id, __bin{_by(dims)};
 let __first = __seen | summarize __from = min(__bin) by __id{_by(dims)};
 let __new = __first | summarize dcount_newvalues = count() by __bin = __from{_by(dims)};
@@ -388,9 +391,7 @@ def new_activity_metrics(qc: QueryCompiler, op: K.Evaluate, relation: Relation) 
     if len(args) > 7:
         raise unsupported(args[7], "new_activity_metrics with dimensions is not supported")
     text = f"""
-let __b = __in
-    | extend __bin = bin_at(__ts, __window, __start)
-    | where __bin >= __start and __bin <= __end
+{_WINDOWED_INPUT}
     | extend __one = 1;
 let __first = __b | summarize __from = min(__bin) by __id {lookback} {cohort_filter};
 let __cohorts = __first | summarize dcount_new_values = count() by __from | extend __one = 1;
