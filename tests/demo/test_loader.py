@@ -22,7 +22,6 @@ from types import SimpleNamespace
 import httpx
 import pytest
 from hypercorn.asyncio import serve
-from hypercorn.config import Config
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
@@ -43,6 +42,7 @@ from starlette.routing import Route
 from bzrk.demo import generate
 from bzrk.demo.loader import DEMO_METRIC_INTERVAL_S, DEMO_SCALE, MARKER, load_demo_once
 from bzrk.server.bootstrap import Credentials
+from bzrk.server.run import hypercorn_config
 from bzrk.server.settings import Settings
 
 TOKEN = "ing_" + "x" * 42
@@ -120,9 +120,7 @@ async def serving(receiver: Receiver) -> AsyncIterator[str]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     sock.set_inheritable(True)
-    config = Config()
-    config.bind = [f"fd://{sock.fileno()}"]
-    config.accesslog = None
+    config = hypercorn_config(sock, graceful_timeout_s=1.0)
     shutdown = asyncio.Event()
     task = asyncio.create_task(serve(receiver.app(), config, shutdown_trigger=shutdown.wait))  # type: ignore[arg-type]
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"

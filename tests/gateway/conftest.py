@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from hypercorn.asyncio import serve
-from hypercorn.config import Config
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -26,6 +25,7 @@ from bzrk.gateway.config import GatewayConfig, Limits
 from bzrk.meta.store import MetaStore
 from bzrk.server import bootstrap
 from bzrk.server.context import AppContext
+from bzrk.server.run import hypercorn_config
 from bzrk.server.settings import Settings
 from bzrk.types import ASGIApp
 
@@ -66,10 +66,7 @@ class ServerThread:
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
-            config = Config()
-            config.bind = [f"fd://{self.sock.fileno()}"]
-            config.accesslog = None
-            config.graceful_timeout = 1
+            config = hypercorn_config(self.sock, graceful_timeout_s=1)
             ready.set()
             await serve(app, config, shutdown_trigger=self._stop.wait)  # type: ignore[arg-type]
 

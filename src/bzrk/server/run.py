@@ -122,10 +122,15 @@ def _http_app(ctx: AppContext, listener: Listener) -> ASGIApp:
     raise AssertionError(listener.key)
 
 
-def _hypercorn_config(sock: socket.socket, settings: Settings) -> HypercornConfig:
+def hypercorn_config(sock: socket.socket, graceful_timeout_s: float) -> HypercornConfig:
+    """How every bzrk listener serves HTTP (the tests' servers too).
+
+    Idle connections stay open 75 s, longer than clients and proxies keep theirs (Hypercorn's
+    default of 5 s races a client reusing the connection: its request meets a closed socket).
+    """
     config = HypercornConfig()
     config.bind = [f"fd://{sock.fileno()}"]
-    config.graceful_timeout = settings.shutdown_grace_s
+    config.graceful_timeout = graceful_timeout_s
     config.keep_alive_timeout = 75
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
@@ -203,7 +208,7 @@ async def run(
             if listener.key == "otlp_grpc":
                 continue
             app = _http_app(ctx, listener)
-            config = _hypercorn_config(sockets[listener.key], settings)
+            config = hypercorn_config(sockets[listener.key], settings.shutdown_grace_s)
             servers.append(
                 asyncio.create_task(
                     hypercorn_serve(app, config, shutdown_trigger=shutdown.wait),  # type: ignore[arg-type]

@@ -21,12 +21,12 @@ from typing import Any
 
 import grpc
 from hypercorn.asyncio import serve as hypercorn_serve
-from hypercorn.config import Config
 
 from bzrk.api.grpc._pb import common_api_pb2, query_pb2, query_pb2_grpc
 from bzrk.auth.internal import Principal
 from bzrk.engine import events as ev
 from bzrk.engine.request import QueryRequest
+from bzrk.server.run import hypercorn_config
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
 Script = Callable[[QueryRequest], AsyncIterator[ev.Event] | Iterable[ev.Event]]
@@ -83,10 +83,7 @@ def serve(app: ASGIApp) -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]
-    config = Config()
-    config.bind = [f"fd://{sock.fileno()}"]
-    config.accesslog = None
-    config.graceful_timeout = 1.0
+    config = hypercorn_config(sock, graceful_timeout_s=1.0)
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
     started = threading.Event()

@@ -236,12 +236,11 @@ class LoopbackServer:
 
     def _run(self) -> None:
         from hypercorn.asyncio import serve
-        from hypercorn.config import Config
+
+        from bzrk.server.run import hypercorn_config
 
         asyncio.set_event_loop(self.loop)
-        config = Config()
-        config.bind = [f"fd://{self.sock.fileno()}"]
-        config.accesslog = None
+        config = hypercorn_config(self.sock, graceful_timeout_s=1.0)
         config.errorlog = None
         self.stop_event = asyncio.Event()
         self.loop.call_soon(self.ready.set)
