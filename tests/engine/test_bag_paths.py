@@ -84,7 +84,7 @@ def _rows(backend, database: str, text: str, *, native: bool = True) -> list[lis
 
 
 def _sql(database: str, text: str) -> str:
-    return QueryCompiler(Logs(database)).compile(parse(text)).tables[0].sql
+    return QueryCompiler(Logs(database)).compile(parse(text)).tables[0].bounded()
 
 
 # Each query's answer over the native paths must equal the JSON-text answer.
@@ -203,7 +203,7 @@ def test_hot_path_reads_native_subcolumns(logs) -> None:  # type: ignore[no-unty
 
 def test_service_filter_is_a_key_condition(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
     sql = _sql(logs, "logs | where resource.service.name == 'checkout' | count")
-    assert "ifNull(`$bag_" in sql and "= 'checkout'" in sql
+    assert "ifNull(`resource`.`service`.`name`, '') = 'checkout'" in sql
     plan = chdb_backend.query_arrow(f"EXPLAIN indexes = 1 {sql}", settings=None).to_pylist()
     text = "\n".join(str(next(iter(r.values()))) for r in plan)
     assert "PrimaryKey" in text and "service.name" in text

@@ -376,33 +376,16 @@ def test_service_filters_reach_the_sorting_key(env: dict[str, Any]) -> None:
             -1
         ].rows_processed
 
-    # Not pushed (an operator comes first): the same answer from a read of the whole window.
-    answer, whole = rows_read(
-        'default | extend s = 1 | where resource.service.name == "cart" | count'
-    )
-    assert answer == [[ROWS // len(SERVICES)]]
+    # A filter the key cannot serve: every row of the window is read.
+    _, whole = rows_read('default | where body != "" | count')
     for query in (
         'default | where resource.service.name == "cart" | count',
         'default | where tostring(resource["service.name"]) in ("cart") | count',
+        'default | extend s = 1 | where resource.service.name == "cart" | count',
     ):
         answer, read = rows_read(query)
         assert answer == [[ROWS // len(SERVICES)]], query
         assert read <= whole, (query, read, whole)  # fewer once parts hold several granules
-
-
-def test_pushable_filters_only_for_leading_wheres() -> None:
-    from bzrk.engine.analysis import pushable_filters
-    from bzrk.kql.parser import parse
-
-    assert pushable_filters(parse('T | where resource.service.name == "a" and x > 1')) == {
-        "resource.service.name": ["a"]
-    }
-    assert pushable_filters(
-        parse('T | where tostring(resource["service.name"]) in ("a", "b")')
-    ) == {"resource.service.name": ["a", "b"]}
-    assert pushable_filters(parse('T | extend y = 1 | where resource.service.name == "a"')) == {}
-    assert pushable_filters(parse('T | where resource.service.name == "a" or x > 1')) == {}
-    assert pushable_filters(parse('T | where resource.service.name == "a" | join (T) on x')) == {}
 
 
 def test_errors_carry_the_binders_diagnosis(env: dict[str, Any]) -> None:
@@ -413,3 +396,41 @@ def test_errors_carry_the_binders_diagnosis(env: dict[str, Any]) -> None:
     assert isinstance(error, Error) and error.code == "UnknownFunction", error
     assert "bogus_fn" in error.message and error.location is not None
     assert (error.location.start_byte, error.location.start_column) == (31, 32)
+
+
+def test_a_repeated_query_reuses_its_plan_until_a_name_changes_meaning(
+    env: dict[str, Any], chdb_backend
+) -> None:  # type: ignore[no-untyped-def]
+    service, catalog = env["service"], env["catalog"]
+    query = "union isfuzzy=true default, (later | where true) | count"
+    first = snapshots(run(service, query=query, since="3d ago", progressive=False))[-1]
+    assert first == [[ROWS]]
+    cached = len(service.plans)
+    assert snapshots(run(service, query=query, since="3d ago", progressive=False))[-1] == first
+    assert len(service.plans) == cached  # the second run compiled nothing new
+    # `later` was no table when the plan was made; now it is one, with rows.
+    catalog.create_table("default", "later")
+    try:
+        write_rows(
+            chdb_backend, catalog.qualified_name("default", "later"), _rows(now_ticks() * 100)[:5]
+        )
+        again = snapshots(run(service, query=query, since="3d ago", progressive=False))[-1]
+        assert again == [[ROWS + 5]]
+    finally:
+        catalog.drop_table("default", "later")
+    assert snapshots(run(service, query=query, since="3d ago", progressive=False))[-1] == first
+
+
+def test_plan_cache_keeps_the_most_recent_plans() -> None:
+    from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
+
+    cache = PlanCache(capacity=2)
+    plans = [CachedPlan(None, None, None, {"T": None}) for _ in range(3)]  # type: ignore[arg-type]
+    keys = [plan_key("db", f"T | take {i}", {}) for i in range(3)]
+    cache.put(keys[0], plans[0])
+    cache.put(keys[1], plans[1])
+    assert cache.get(keys[0], lambda name: None) is plans[0]  # now the most recent
+    cache.put(keys[2], plans[2])
+    assert cache.get(keys[1], lambda name: None) is None  # the least recent went
+    assert cache.get(keys[0], lambda name: None) is plans[0]
+    assert plan_key("db", "q", {"a": 1}) != plan_key("db", "q", {"a": 2})

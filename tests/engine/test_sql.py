@@ -57,3 +57,18 @@ def test_select_renders_clauses_in_order() -> None:
     text = S.render(query)
     assert text.index("WITH") < text.index("WHERE") < text.index("ORDER BY") < text.index("LIMIT")
     assert "`a` DESC NULLS LAST" in text
+
+
+def test_scan_bounds_go_where_the_marker_is_and_nowhere_else() -> None:
+    marker = S.SCAN_BOUNDS_MARKER
+    query = S.Select(
+        columns=[(S.Lit(marker), "s"), (S.Col(marker), marker)],
+        from_=S.TableRef("db", "t"),
+        where=S.ScanBounds(),
+    )
+    text = S.render(query)
+    bound = S.bind_scan_bounds(text, "`timestamp` > 0")
+    assert bound.endswith("WHERE (`timestamp` > 0)")
+    # A literal or an identifier spelling the marker is escaped: no query text can forge it.
+    assert "\0" not in bound
+    assert S.bind_scan_bounds(text, None).endswith("WHERE 1")

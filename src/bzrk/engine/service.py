@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from bzrk.engine import timewindow
 from bzrk.engine.admission import Admission, QueueFull
-from bzrk.engine.analysis import QueryShape, analyze_shape, pushable_filters
+from bzrk.engine.analysis import QueryShape, analyze_shape
 from bzrk.engine.backends.base import Backend, QuerySettings, ScanStats
 from bzrk.engine.budget import (
     group_limit_settings,
@@ -52,6 +52,7 @@ from bzrk.engine.events import (
 )
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
 from bzrk.engine.parameters import ParameterError, bind_parameters
+from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
 from bzrk.engine.progress import bin_progress, progress_dict, progress_event
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.scanplan import GranuleStats, explain_granules
@@ -166,8 +167,17 @@ class _CatalogResolver(TableResolver):
         self.catalog = catalog
         self.database = database
         self.used: dict[str, TableSource] = {}
+        # Every name looked up and its answer, misses included (what a cached plan relies on).
+        self.lookups: dict[str, TableSource | None] = {}
 
     def resolve(self, name: str) -> TableSource | None:
+        source = self._resolve(name)
+        self.lookups[name] = source
+        if source is not None:
+            self.used[f"{source.database}.{source.table}"] = source
+        return source
+
+    def _resolve(self, name: str) -> TableSource | None:
         if self.catalog is None:
             return None
         try:
@@ -181,7 +191,6 @@ class _CatalogResolver(TableResolver):
             columns=list(resolved.columns),
             bags=stored_bags(resolved.columns),
         )
-        self.used[f"{source.database}.{source.table}"] = source
         return source
 
 
@@ -196,21 +205,8 @@ class _Plan:
     stop: StopPredicate | None
     # Result table name -> (row cap, why: "take" | "tail" | "existence" | "cap").
     limits: dict[str, tuple[int, str]]
-    # Predicates implied by the query's leading `where`s that the table read can apply itself
-    # (typed sub-columns in the sorting key); empty unless that is provably the same rows.
-    read_filter: str = ""
     # Compiles the query again keeping fewer series in budgeted summarizes (after an overflow).
     reduce: Callable[[Reduction], CompiledQuery] | None = None
-
-
-def _read_filter(pushed: dict[str, list[str]]) -> str:
-    from bzrk.storage.naming import quote_string
-
-    parts = []
-    for column, values in pushed.items():
-        listed = ", ".join(quote_string(v) for v in values)
-        parts.append(f"{column} IN ({listed})" if values else "0")
-    return " AND ".join(parts)
 
 
 class QueryService(QueryExecutor):
@@ -231,6 +227,7 @@ class QueryService(QueryExecutor):
         self.admission = admission or Admission(4, 64)
         self.runs = runs
         self.limits = limits or ServiceLimits()
+        self.plans = PlanCache()
 
     # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
@@ -323,22 +320,30 @@ class QueryService(QueryExecutor):
                 "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
             )
         resolver = _CatalogResolver(self.catalog, request.database)
-        try:
-            query = parse(request.query)
-            if request.parameters or any(
-                isinstance(st, DeclareParameters) for st in query.statements
-            ):
-                query = bind_parameters(query, request.parameters)
-            compiled = self._compile(query, resolver, None)
-        except ParameterError as exc:
-            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
-        except KqlError as exc:
-            raise QueryFailed(error_event(request.query, exc)) from exc
-        except Exception as exc:  # CompileError and anything the compiler did not foresee
-            # When the binder also rejects the query, its diagnosis is the precise one
-            # (UnknownFunction, UnknownName, TypeMismatch, … with Kusto's codes).
-            raise QueryFailed(error_event(request.query, self._bind_error(request) or exc)) from exc
-        shape = analyze_shape(query, request.query)
+        key = plan_key(request.database, request.query, request.parameters)
+        cached = self.plans.get(key, resolver.resolve)
+        if cached is not None:
+            query, compiled, shape = cached.query, cached.compiled, cached.shape
+        else:
+            try:
+                query = parse(request.query)
+                if request.parameters or any(
+                    isinstance(st, DeclareParameters) for st in query.statements
+                ):
+                    query = bind_parameters(query, request.parameters)
+                compiled = self._compile(query, resolver, None)
+            except ParameterError as exc:
+                raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
+            except KqlError as exc:
+                raise QueryFailed(error_event(request.query, exc)) from exc
+            except Exception as exc:  # CompileError and anything the compiler did not foresee
+                # When the binder also rejects the query, its diagnosis is the precise one
+                # (UnknownFunction, UnknownName, TypeMismatch, … with Kusto's codes).
+                raise QueryFailed(
+                    error_event(request.query, self._bind_error(request) or exc)
+                ) from exc
+            shape = analyze_shape(query, request.query)
+            self.plans.put(key, CachedPlan(query, compiled, shape, dict(resolver.lookups)))
         scans = bool(resolver.used)
         if scans and window.start is None and ingest.start is None and not shape.has_time_bound:
             raise _fail(
@@ -360,10 +365,7 @@ class QueryService(QueryExecutor):
         windows = progressive_windows(
             window, request.progressive and scans and window.start is not None
         )
-        read_filter = _read_filter(pushable_filters(query)) if len(resolver.used) == 1 else ""
-        return _Plan(
-            compiled, resolver, ingest, shape, windows, deadline, stop, limits, read_filter, reduce
-        )
+        return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits, reduce)
 
     def _compile(
         self, query: Any, resolver: _CatalogResolver, reduction: Reduction | None
@@ -459,10 +461,7 @@ class QueryService(QueryExecutor):
         index = 0
         while index < len(windows):
             window = windows[index]
-            bounds = scan_filter(window, plan.ingest)
-            if plan.read_filter:
-                bounds = f"{bounds} AND {plan.read_filter}"
-            filters = {name: bounds for name in plan.resolver.used}
+            run = compiled.bounded(scan_filter(window, plan.ingest))
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"
@@ -478,7 +477,6 @@ class QueryService(QueryExecutor):
                     **self.engine_settings,
                     **group_limit_settings(compiled),
                 },
-                table_filters=filters,
             )
             query_id = f"{run_id.replace('-', '')}{index}"
             coverage = window_coverage(window, full)
@@ -491,7 +489,7 @@ class QueryService(QueryExecutor):
             try:
                 if streaming:
                     async for event in self._stream(
-                        compiled,
+                        run,
                         plan.limits,
                         settings,
                         query_id,
@@ -502,7 +500,7 @@ class QueryService(QueryExecutor):
                     stats, run_granules = streamed.stats, streamed.granules
                 else:
                     results, stats, run_granules = await self._run_once(
-                        compiled,
+                        run,
                         settings,
                         query_id,
                         remaining,

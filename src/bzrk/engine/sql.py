@@ -109,6 +109,27 @@ class Template(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class ScanBounds(Expr):
+    """Where a stored table's read takes the request's bounds (see :func:`bind_scan_bounds`)."""
+
+
+# How ScanBounds renders. Rendered SQL has no other NUL (literals and identifiers escape it),
+# so no query text can spell the marker.
+SCAN_BOUNDS_MARKER = "\x00bzrk:scan-bounds\x00"
+
+
+def bind_scan_bounds(sql: str, bounds: str | None) -> str:
+    """``sql`` with every stored-table read bounded by the predicate ``bounds`` (None: unbounded).
+
+    The query service bounds every read to the request's time window this way, as a ``WHERE``
+    on the read itself: ClickHouse then prunes partitions and sorting-key ranges with it and
+    pushes the query's own leading filters next to it (``additional_table_filters`` read up to
+    ten times more rows for the same answer).
+    """
+    return sql.replace(SCAN_BOUNDS_MARKER, f"({bounds})" if bounds else "1")
+
+
+@dataclass(frozen=True, slots=True)
 class Star(Expr):
     table: str | None = None
     except_: list[str] | None = None
@@ -195,7 +216,7 @@ def quote_identifier(name: str) -> str:
     >>> quote_identifier("a`b")
     '`a\\\\`b`'
     """
-    return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
+    return "`" + name.replace("\\", "\\\\").replace("`", "\\`").replace("\0", "\\0") + "`"
 
 
 def quote_string(text: str) -> str:
@@ -302,6 +323,8 @@ def render_expr(node: Expr) -> str:
         return f"{head} -> {render_expr(node.body)}"
     if isinstance(node, Template):
         return node.text.format(*(render_expr(a) for a in node.args))
+    if isinstance(node, ScanBounds):
+        return SCAN_BOUNDS_MARKER
     if isinstance(node, Star):
         text = f"{quote_identifier(node.table)}.*" if node.table else "*"
         if node.except_:

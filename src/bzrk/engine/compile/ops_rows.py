@@ -87,7 +87,9 @@ def op_count(qc: QueryCompiler, op: K.Count, relation: Relation) -> Relation:
     if relation.stored is not None:
         # A whole table's count reads the table itself: ClickHouse then answers from part
         # metadata (the request window is a partition-key range), not by reading a column.
-        query = S.Select(columns=[(T("toInt64(count())"), name)], from_=relation.stored)
+        query = S.Select(
+            columns=[(T("toInt64(count())"), name)], from_=relation.stored, where=S.ScanBounds()
+        )
         return qc._new_cte(query, [(name, "long")])
     return qc._select(relation, [(T("toInt64(count())"), name)], [(name, "long")], group_by=[])
 

@@ -15,6 +15,7 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions import WINDOW_FUNCTIONS, ExprCompiler, Scope, literal
+from bzrk.engine.compile.fuse import fuse_chain
 from bzrk.engine.compile.naming import _expr_name
 from bzrk.engine.compile.parsing import op_parse, op_parse_kv
 from bzrk.engine.compile.prune import prune_columns
@@ -68,6 +69,8 @@ class QueryCompiler:
         # The summarize memory budget; set by the query service, None elsewhere.
         self.budget_policy: BudgetPolicy | None = None
         self.budgets: list[SummarizeBudget] = []
+        # (database, table) -> column names of every stored table read (for fuse_chain).
+        self.stored_columns: dict[tuple[str, str], frozenset[str]] = {}
 
     # --- statements ------------------------------------------------------------------------
 
@@ -112,7 +115,8 @@ class QueryCompiler:
         select = S.Select(
             columns=[(S.Col(n), n) for n, _ in relation.columns], from_=relation.source()
         )
-        select.ctes = prune_columns(list(self.ctes), select)
+        ctes, select = fuse_chain(list(self.ctes), select, self.stored_columns)
+        select.ctes = prune_columns(ctes, select)
         return CompiledTable(
             name,
             S.render(select),
@@ -221,11 +225,16 @@ class QueryCompiler:
             columns.append((expr, name))
         hidden, bags = bag_paths.table_paths(source.bags, self.bag_paths)
         query = S.Select(
-            columns=[*columns, *hidden], from_=S.TableRef(source.database, source.table)
+            columns=[*columns, *hidden],
+            from_=S.TableRef(source.database, source.table),
+            where=S.ScanBounds(),
         )
         relation = self._new_cte(query, source.columns)
         relation.bags = bags
         relation.stored = S.TableRef(source.database, source.table)
+        self.stored_columns[(source.database, source.table)] = frozenset(
+            name for name, _ in source.columns
+        )
         return relation
 
     def _tabular_call(self, node: K.Call, input_rel: Relation | None) -> Relation:

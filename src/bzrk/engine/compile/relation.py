@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bzrk.engine import sql as S
@@ -58,8 +58,13 @@ class TableResolver:
 @dataclass
 class CompiledTable:
     name: str
+    # Stored-table reads carry S.ScanBounds markers: run :meth:`bounded`, not this text.
     sql: str
     columns: tuple[Column, ...]
+
+    def bounded(self, bounds: str | None = None) -> str:
+        """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows)."""
+        return S.bind_scan_bounds(self.sql, bounds)
 
 
 @dataclass
@@ -68,6 +73,10 @@ class CompiledQuery:
     visualization: Visualization | None = None
     # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
     budgets: list[SummarizeBudget] = field(default_factory=list)
+
+    def bounded(self, bounds: str | None) -> CompiledQuery:
+        """This query with every stored-table read limited to ``bounds``."""
+        return replace(self, tables=[replace(t, sql=t.bounded(bounds)) for t in self.tables])
 
 
 @dataclass
