@@ -104,3 +104,22 @@ def test_answers_equal_the_unmerged_ones(chdb_backend, monkeypatch, kql: str) ->
 def test_merging_removes_levels() -> None:
     sql = QueryCompiler().compile(parse(QUERIES[0])).tables[0].sql
     assert sql.count("SELECT") == 1
+
+
+def test_a_final_select_that_only_lists_a_cte_becomes_that_cte() -> None:
+    grouped = _select((S.Col("a"), "a"), (T("count()"), "n"), group_by=[S.Col("a")])
+    listing = _select((S.Col("a"), "a"), (S.Col("n"), "n"), source="q0")
+    _, final = fuse_chain([("q0", grouped)], listing, {("db", "t"): frozenset({"a"})})
+    assert final is grouped
+    reordered = _select((S.Col("n"), "n"), (S.Col("a"), "a"), source="q0")
+    _, final = fuse_chain([("q0", grouped)], reordered, {("db", "t"): frozenset({"a"})})
+    assert final is reordered
+
+
+def test_a_template_using_a_slot_twice_still_merges() -> None:
+    producer = _select((S.Col("a"), "a"), (S.Func("plus", [S.Col("a"), S.Lit(1)]), "b"))
+    reader = _select((T("if(isNull({0}), 0, {0})", S.Col("b")), "c"), source="q0")
+    _, fused = fuse_chain([("q0", producer)], reader, {("db", "t"): frozenset({"a"})})
+    assert (
+        S.render(fused) == "SELECT if(isNull(plus(`a`, 1)), 0, plus(`a`, 1)) AS `c`\nFROM `db`.`t`"
+    )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Mapping
 
 from bzrk.engine import sql as S
@@ -66,7 +67,26 @@ def fuse_chain(
             query = fusion.into(query)
         fusion.producers[name] = query
         out.append((name, query))
-    return out, fusion.into(final)
+    final = fusion.into(final)
+    return out, _unwrapped(final, fusion.producers)
+
+
+def _unwrapped(final: S.Select, producers: Mapping[str, S.Query]) -> S.Select:
+    """The CTE ``final`` reads, when ``final`` only lists that CTE's columns in order."""
+    source = final.from_
+    if not isinstance(source, S.TableRef) or source.database is not None or source.alias:
+        return final
+    producer = producers.get(source.table)
+    if not isinstance(producer, S.Select) or producer.ctes:
+        return final
+    if dataclasses.replace(final, columns=[], from_=None) != S.Select():
+        return final  # final does more than list columns
+    listed = [
+        (e.name, a) if isinstance(e, S.Col) and e.table is None else None for e, a in final.columns
+    ]
+    if listed != [(a, a) for _, a in producer.columns]:
+        return final
+    return producer
 
 
 class _Fusion:
@@ -264,30 +284,47 @@ def _names_in_text(reader: S.Select, aliases: Mapping[str, S.Expr]) -> bool:
     Templates may spell a column in their text (```__rn```); the substitution cannot see
     those, so every quoted mention must be a column node it will replace.
     """
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     exprs = _expressions(reader)
     for expr in exprs:
-        names = _column_names_counted(expr)
-        if names is None:
+        found = _rendered_columns(expr)
+        if found is None:
             return True
-        for name, count in names.items():
-            counts[name] = counts.get(name, 0) + count
+        counts += found
     text = "\n".join(S.render_expr(e) for e in exprs)
-    return any(text.count(S.quote_identifier(alias)) > counts.get(alias, 0) for alias in aliases)
+    return any(text.count(S.quote_identifier(alias)) > counts[alias] for alias in aliases)
 
 
-def _column_names_counted(node: S.Expr) -> dict[str, int] | None:
-    counts: dict[str, int] = {}
-
-    class Count(_Substitution):
-        def __call__(self, node: S.Expr, bound: frozenset[str] = frozenset()) -> S.Expr:
-            if isinstance(node, S.Col):
-                counts[node.name] = counts.get(node.name, 0) + 1
-                return node
-            return super().__call__(node, bound)
-
-    try:
-        Count({})(node)
-    except _CannotMerge:
+def _rendered_columns(node: S.Expr) -> Counter[str] | None:
+    """How often each column name appears in ``node``'s rendered text (None: unknown node)."""
+    if isinstance(node, S.Col):
+        return Counter({node.name: 1})
+    if isinstance(node, S.Template):
+        total: Counter[str] = Counter()
+        for index, arg in enumerate(node.args):
+            found = _rendered_columns(arg)
+            if found is None:
+                return None
+            for _ in range(node.text.count(f"{{{index}}}")):
+                total += found
+        return total
+    if isinstance(node, S.Lit | S.ScanBounds):
+        return Counter()
+    if isinstance(node, S.ScalarSubquery) or not dataclasses.is_dataclass(node):
         return None
-    return counts
+    total = Counter()
+    for field in dataclasses.fields(node):
+        for child in _children(getattr(node, field.name)):
+            found = _rendered_columns(child)
+            if found is None:
+                return None
+            total += found
+    return total
+
+
+def _children(value: object) -> list[S.Expr]:
+    if isinstance(value, S.Expr):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [c for v in value for c in _children(v)]
+    return []
