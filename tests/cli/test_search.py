@@ -266,3 +266,14 @@ def test_global_flags_before_the_command(bzrk: Run, server: dict[str, object]) -
         "--no-stream",
     )
     assert overridden.returncode == 0, overridden.stderr
+
+
+def test_stats_name_chunks_only_when_the_query_counted_them() -> None:
+    from bzrk.api.grpc._pb import query_pb2
+    from bzrk.cli.search import stats_lines
+
+    counted = query_pb2.Progress(rows_processed=10, chunks_total=8, chunks_scanned=2)
+    assert "chunks scanned 2/8" in stats_lines(counted, 0.1)[0]
+    fast = query_pb2.Progress(rows_processed=10)  # done before the chunk count started
+    assert "chunks" not in stats_lines(fast, 0.1)[0]
+    assert "rows processed 10" in stats_lines(fast, 0.1)[0]

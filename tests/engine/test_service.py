@@ -231,9 +231,22 @@ def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backen
     assert running.to_pylist() == [{"n": 0}]
 
 
+def _counting_service(env: dict[str, Any], after_ms: int) -> QueryService:
+    from bzrk.engine.service import ServiceLimits
+
+    service = env["service"]
+    return QueryService(
+        service.backend,
+        catalog=env["catalog"],
+        limits=ServiceLimits(chunk_counters_after_ms=after_ms),
+    )
+
+
 def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
     events = run(
-        env["service"], query="default | where severity_text == 'ERROR' | count", since="2h ago"
+        _counting_service(env, 0),
+        query="default | where severity_text == 'ERROR' | count",
+        since="2h ago",
     )
     final = [e for e in events if isinstance(e, Progress)][-1]
     assert final.chunks_total > 0
@@ -245,6 +258,20 @@ def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
         == final.chunks_total
     )
     assert final.chunks_skipped_range > 0  # a two-hour window of three days skips by range
+
+
+def test_a_query_done_before_the_chunk_count_starts_reports_rows_only(
+    env: dict[str, Any],
+) -> None:
+    events = run(
+        _counting_service(env, 60_000),
+        query="default | where severity_text == 'ERROR' | count",
+        since="2h ago",
+    )
+    final = [e for e in events if isinstance(e, Progress)][-1]
+    assert final.rows_processed > 0
+    assert (final.chunks_total, final.chunks_scanned, final.chunks_skipped_range) == (0, 0, 0)
+    assert done(events).status == "complete"
 
 
 def test_unknown_database_is_database_not_found(env: dict[str, Any]) -> None:

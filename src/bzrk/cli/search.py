@@ -174,12 +174,18 @@ def stats_lines(progress: query_pb2.Progress | None, elapsed_s: float) -> list[s
     if progress is None:
         return [f"# Stats - elapsed {elapsed_s:.2f}s"]
     stats = progress.custom_stats
+    # A query faster than query_chunk_counters_after_ms has no chunk figures: say nothing then.
+    chunks = (
+        f" - chunks scanned {progress.chunks_scanned}/{progress.chunks_total}"
+        f" (skipped by range {progress.chunks_skipped_range})"
+        if progress.chunks_total
+        else ""
+    )
     return [
         f"# Stats - elapsed {elapsed_s:.2f}s - query time {progress.query_time_nanos / 1e9:.3f}s"
         f" - rows processed {progress.rows_processed}"
         f" - bytes scanned {human_size(progress.chunk_scanned_raw_body_size)}"
-        f" - chunks scanned {progress.chunks_scanned}/{progress.chunks_total}"
-        f" (skipped by range {progress.chunks_skipped_range})"
+        f"{chunks}"
         f" - time slices {int(stats.get('slices_done', 0))}/{int(stats.get('slices_total', 0))}"
     ]
 

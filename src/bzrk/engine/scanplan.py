@@ -9,8 +9,9 @@ nothing is estimated here.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,3 +78,34 @@ def explain_granules(backend: Backend, sql: str, settings: QuerySettings) -> Gra
     if result.num_rows == 0:
         return GranuleStats()
     return granule_stats(str(result.column(0)[0].as_py()))
+
+
+class GranuleCount:
+    """A running query's chunk counters, read from its plan once the query has run a while.
+
+    The ``EXPLAIN`` is a second planning of the query. On a small query that is as much work as
+    the query itself, and running both at once slowed it by ~15 % on two cores, so the count
+    starts only after ``after_s``: a query done by then reports its rows and no chunk figures
+    (zero is "not measured", as the protocol asks), a longer one gets them, exact, from
+    ClickHouse's own plan.
+    """
+
+    def __init__(self, count: Callable[[], GranuleStats], after_s: float) -> None:
+        self._started = False
+        self._task = asyncio.ensure_future(self._run(count, after_s))
+
+    async def _run(self, count: Callable[[], GranuleStats], after_s: float) -> GranuleStats:
+        if after_s > 0:
+            await asyncio.sleep(after_s)
+        self._started = True
+        return await asyncio.to_thread(count)
+
+    async def result(self) -> GranuleStats:
+        """The counters once the query's rows are in (zero when the count never started)."""
+        if not self._started:
+            self._task.cancel()
+            return GranuleStats()
+        return await self._task
+
+    def cancel(self) -> None:
+        self._task.cancel()

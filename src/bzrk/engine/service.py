@@ -9,9 +9,11 @@ an honest status, and every run is recorded.
 end and reach back 1/512, 1/64, 1/8 and all of it (newest first). Each run is a whole, correct
 answer for its window — a lower bound of the final one — so any pipeline is progressive, the
 final snapshot equals a one-shot run, and the repeated work costs at most 1/8 + 1/64 + … ≈ 14 %
-more than one run. Windows apply to every read of a table through ClickHouse's
-``additional_table_filters``, so joins, unions and sub-queries are bounded the same way and the
-sorting key and partitions prune what lies outside.
+more than one run. Windows apply to every read of a table as a ``WHERE`` on the read (the
+compiler's scan-bounds marker, filled per run), so joins, unions and sub-queries are bounded the
+same way and the sorting key and partitions prune what lies outside.
+
+Compiled plans do not depend on the window and are cached (``plancache.py``).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
 from bzrk.engine.progress import bin_progress, progress_dict, progress_event
 from bzrk.engine.request import QueryExecutor, QueryRequest
-from bzrk.engine.scanplan import GranuleStats, explain_granules
+from bzrk.engine.scanplan import GranuleCount, GranuleStats, explain_granules
 from bzrk.engine.snapshots import (
     ROWS_PER_BATCH,
     ArrowRows,
@@ -123,6 +125,9 @@ class ServiceLimits:
     max_result_rows: int = 500_000
     # Default memory budget of one `summarize` (hint.budget overrides it per operator).
     summarize_budget_bytes: int = 256 * 1024**2
+    # A query's chunk counters come from its plan (a second planning, run beside the query)
+    # once it has run this long; a faster query reports rows only (scanplan.GranuleCount).
+    chunk_counters_after_ms: int = 25
 
 
 class QueryFailed(Exception):
@@ -624,7 +629,7 @@ class QueryService(QueryExecutor):
                 tables, total = await asyncio.wait_for(
                     asyncio.shield(task), timeout=max(remaining, 0.001)
                 )
-            return tables, total, await plan if plan is not None else GranuleStats()
+            return tables, total, await plan.result() if plan is not None else GranuleStats()
         except (TimeoutError, asyncio.CancelledError, GeneratorExit):
             if plan is not None:
                 plan.cancel()
@@ -687,13 +692,11 @@ class QueryService(QueryExecutor):
                 out.warnings.append(truncation_warning(table.name, cap, kind))
         out.tables = [(t.name, [c.name for c in t.columns]) for t in compiled.tables]
         if plan is not None:
-            out.granules = out.granules + await plan
+            out.granules = out.granules + await plan.result()
         yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
 
-    def _plan_granules(
-        self, compiled: CompiledQuery, settings: QuerySettings
-    ) -> asyncio.Future[GranuleStats]:
-        """Start counting the granules of every table's plan (``EXPLAIN``) in a thread."""
+    def _plan_granules(self, compiled: CompiledQuery, settings: QuerySettings) -> GranuleCount:
+        """Count the granules of every table's plan (``EXPLAIN``) once the query has run a while."""
 
         def count() -> GranuleStats:
             granules = GranuleStats()
@@ -704,7 +707,7 @@ class QueryService(QueryExecutor):
                     log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
             return granules
 
-        return asyncio.ensure_future(asyncio.to_thread(count))
+        return GranuleCount(count, self.limits.chunk_counters_after_ms / 1000)
 
     async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):

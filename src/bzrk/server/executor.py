@@ -23,5 +23,6 @@ def create_executor(ctx: AppContext) -> QueryExecutor:
             max_memory_bytes=settings.query_max_memory_bytes,
             max_result_rows=settings.query_max_result_rows,
             summarize_budget_bytes=settings.query_summarize_budget_bytes,
+            chunk_counters_after_ms=settings.query_chunk_counters_after_ms,
         ),
     )

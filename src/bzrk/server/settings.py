@@ -51,6 +51,7 @@ class Settings(BaseModel):
     query_max_memory_bytes: int = Field(4 * 1024**3, gt=0)
     query_max_result_rows: int = Field(500_000, gt=0)
     query_summarize_budget_bytes: int = Field(256 * 1024**2, gt=0)
+    query_chunk_counters_after_ms: int = Field(25, ge=0)
     mcp_allowed_origins: str = ""
     ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
     ingest_batch_max_rows: int = Field(50_000, gt=0)
@@ -105,6 +106,12 @@ SETTINGS: tuple[Setting, ...] = (
         "query_summarize_budget_bytes",
         "Memory budget of one `summarize` (groups × estimated group size); over it, whole "
         "series are dropped with a `SummarizeMemoryLimit` warning. `hint.budget` overrides it.",
+    ),
+    Setting(
+        "query_chunk_counters_after_ms",
+        "A query's chunk counters (Progress `chunks_*`) come from a second planning of the "
+        "query, started once it has run this long; a faster query reports rows only. 0 counts "
+        "every query's chunks, at some cost to small queries.",
     ),
     Setting(
         "mcp_allowed_origins",

@@ -14,10 +14,6 @@ from typing import Protocol
 import pyarrow as pa
 
 
-class RawSetting(str):
-    """A setting value written into SQL as it is (a map literal), not as a quoted string."""
-
-
 @dataclass(frozen=True, slots=True)
 class ScanStats:
     """What ClickHouse read for one query: honest figures from the engine, zero when unknown."""
@@ -25,10 +21,6 @@ class ScanStats:
     rows_read: int = 0
     bytes_read: int = 0
     elapsed_ns: int = 0
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +31,6 @@ class QuerySettings:
     max_memory_usage: int = 4 * 1024**3
     max_result_rows: int | None = None
     extra: dict[str, str | int | float] = field(default_factory=dict)
-    # Qualified table name (as in FROM) -> SQL predicate every read of that table gets;
-    # how the query service bounds each table scan to the request's time window.
-    table_filters: dict[str, str] = field(default_factory=dict)
 
     def as_clickhouse(self) -> dict[str, str | int | float]:
         settings: dict[str, str | int | float] = {
@@ -52,11 +41,6 @@ class QuerySettings:
             settings["max_result_rows"] = self.max_result_rows
             settings["result_overflow_mode"] = "throw"
         settings.update(self.extra)
-        if self.table_filters:
-            entries = ", ".join(
-                f"{_quote(name)}: {_quote(sql)}" for name, sql in self.table_filters.items()
-            )
-            settings["additional_table_filters"] = RawSetting("{" + entries + "}")
         return settings
 
 

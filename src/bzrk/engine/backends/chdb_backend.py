@@ -18,7 +18,7 @@ from typing import Any
 import chdb
 import pyarrow as pa
 
-from bzrk.engine.backends.base import QuerySettings, RawSetting, ScanStats
+from bzrk.engine.backends.base import QuerySettings, ScanStats
 from bzrk.engine.errors import map_backend_errors
 
 _QID_MARKER = "bzrk_qid:"
@@ -36,9 +36,7 @@ def _settings_clause(settings: QuerySettings | None) -> str:
     for key, value in settings.as_clickhouse().items():
         if not key.replace("_", "").isalnum():
             raise ValueError(f"bad setting name {key!r}")
-        if isinstance(value, RawSetting):
-            parts.append(f"{key} = {value}")
-        elif isinstance(value, str):
+        if isinstance(value, str):
             escaped = value.replace("\\", "\\\\").replace("'", "\\'")
             parts.append(f"{key} = '{escaped}'")
         else:
