@@ -231,24 +231,20 @@ def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backen
     assert running.to_pylist() == [{"n": 0}]
 
 
-def _counting_service(env: dict[str, Any], after_ms: int) -> QueryService:
+def _errors_in_two_hours(env: dict[str, Any], chunks_after_ms: int) -> list[Any]:
+    """Events of a small query, its chunks counted once it has run ``chunks_after_ms``."""
     from bzrk.engine.service import ServiceLimits
 
-    service = env["service"]
-    return QueryService(
-        service.backend,
+    service = QueryService(
+        env["service"].backend,
         catalog=env["catalog"],
-        limits=ServiceLimits(chunk_counters_after_ms=after_ms),
+        limits=ServiceLimits(chunk_counters_after_ms=chunks_after_ms),
     )
+    return run(service, query="default | where severity_text == 'ERROR' | count", since="2h ago")
 
 
 def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
-    events = run(
-        _counting_service(env, 0),
-        query="default | where severity_text == 'ERROR' | count",
-        since="2h ago",
-    )
-    final = [e for e in events if isinstance(e, Progress)][-1]
+    final = [e for e in _errors_in_two_hours(env, 0) if isinstance(e, Progress)][-1]
     assert final.chunks_total > 0
     assert (
         final.chunks_scanned
@@ -263,11 +259,7 @@ def test_chunk_counters_add_up(env: dict[str, Any]) -> None:
 def test_a_query_done_before_the_chunk_count_starts_reports_rows_only(
     env: dict[str, Any],
 ) -> None:
-    events = run(
-        _counting_service(env, 60_000),
-        query="default | where severity_text == 'ERROR' | count",
-        since="2h ago",
-    )
+    events = _errors_in_two_hours(env, 60_000)
     final = [e for e in events if isinstance(e, Progress)][-1]
     assert final.rows_processed > 0
     assert (final.chunks_total, final.chunks_scanned, final.chunks_skipped_range) == (0, 0, 0)

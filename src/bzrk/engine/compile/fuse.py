@@ -158,8 +158,8 @@ def _merge(producer: S.Select, reader: S.Select, source_columns: frozenset[str])
         if not (isinstance(e, S.Col) and e.name == a) and a not in source_columns
     }
     for expr in [*aliases.values(), *([producer.where] if producer.where is not None else [])]:
-        names = _column_names(expr)
-        if names is None or names & redefined:
+        names = _rendered_columns(expr)
+        if names is None or names.keys() & redefined:
             return None
     if _names_in_text(reader, aliases):
         return None
@@ -243,27 +243,6 @@ class _Substitution:
         if isinstance(value, S.Select | S.UnionAll):
             raise _CannotMerge  # a query inside an unfamiliar node
         return value
-
-
-def _column_names(node: S.Expr, bound: frozenset[str] = frozenset()) -> set[str] | None:
-    """The unqualified column names ``node`` reads (None: a node this module cannot read)."""
-    names: set[str] = set()
-
-    class Collect(_Substitution):
-        def __call__(self, node: S.Expr, bound: frozenset[str] = frozenset()) -> S.Expr:
-            if isinstance(node, S.Col):
-                if node.table is not None:
-                    raise _CannotMerge
-                if node.name not in bound:
-                    names.add(node.name)
-                return node
-            return super().__call__(node, bound)
-
-    try:
-        Collect({})(node, bound)
-    except _CannotMerge:
-        return None
-    return names
 
 
 def _expressions(query: S.Select) -> list[S.Expr]:
