@@ -180,11 +180,17 @@ export class ExplorePage {
     if (mode === 'library') void this.renderLibrary();
   }
 
+  // Tables whose fields are shown ("db/table"): the schema is drawn again when it reloads, and
+  // an open table must stay open (and its fields loaded) through that.
+  private expanded = new Set<string>();
+
   private renderSchema(): void {
     clear(this.sidebarBody);
     const list = h('ul.tree', { role: 'tree' });
     for (const table of this.tables) {
-      const fields = h('ul.fields', { hidden: true });
+      const key = `${this.database.value}/${table.name}`;
+      const open = this.expanded.has(key);
+      const fields = h('ul.fields', { hidden: !open });
       const item = h(
         'li',
         { role: 'treeitem' },
@@ -193,9 +199,11 @@ export class ExplorePage {
           {
             type: 'button',
             title: 'Show columns and discovered fields',
-            'aria-expanded': 'false',
+            'aria-expanded': String(open),
             onclick: (e: Event) => {
               fields.hidden = !fields.hidden;
+              if (fields.hidden) this.expanded.delete(key);
+              else this.expanded.add(key);
               const node = e.currentTarget as HTMLElement;
               node.setAttribute('aria-expanded', String(!fields.hidden));
               node.firstChild!.textContent = fields.hidden ? '▸ ' : '▾ ';
@@ -203,12 +211,13 @@ export class ExplorePage {
             },
             ondblclick: () => this.editor.insert(table.name),
           },
-          '▸ ',
+          open ? '▾ ' : '▸ ',
           table.name,
         ),
         fields,
       );
       list.appendChild(item);
+      if (open) void this.loadFields(table, fields);
     }
     this.sidebarBody.append(h('div.sidebar-title', {}, this.database.value || 'Schema'), list);
   }
