@@ -453,3 +453,23 @@ def test_plan_cache_keeps_the_most_recent_plans() -> None:
     assert cache.get(keys[1], lambda name: None) is None  # the least recent went
     assert cache.get(keys[0], lambda name: None) is plans[0]
     assert plan_key("db", "q", {"a": 1}) != plan_key("db", "q", {"a": 2})
+
+
+def test_an_object_stored_after_the_plan_was_made_still_shows(
+    env: dict[str, Any], chdb_backend
+) -> None:  # type: ignore[no-untyped-def]
+    """The path registry is asked inside the query: a cached plan never holds a stale answer."""
+    service, catalog = env["service"], env["catalog"]
+    query = (
+        "default | where isnotempty(tostring(attributes.k)) | project v = tostring(attributes.k)"
+    )
+    assert snapshots(run(service, query=query, since="3d ago", progressive=False))[-1] == []
+    row = {**_rows(now_ticks() * 100)[0], "attributes": json.dumps({"k": {"x": 1}})}
+    write_rows(chdb_backend, catalog.qualified_name("default", "default"), [row])
+    try:
+        shot = snapshots(run(service, query=query, since="3d ago", progressive=False))[-1]
+        assert shot == [['{"x":1}']]
+    finally:
+        chdb_backend.execute(
+            f"DELETE FROM {catalog.qualified_name('default', 'default')} WHERE attributes.k.x = 1"
+        )

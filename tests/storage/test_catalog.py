@@ -14,12 +14,53 @@ from bzrk.storage.schema import SchemaError
 from bzrk.storage.writer import write_rows
 
 
-def _ch_tables(catalog: StorageCatalog, database: str) -> list[str]:
+def _ch_tables(catalog: StorageCatalog, database: str, *, registries: bool = False) -> list[str]:
+    """ClickHouse tables of a bzrk database (without the JSON path registries unless asked)."""
     name = catalog.naming.database(database).replace("'", "")
     rows = catalog.backend.query_arrow(
         f"SELECT name FROM system.tables WHERE database = '{name}' ORDER BY name"
     ).to_pylist()
-    return [r["name"] for r in rows]
+    return [r["name"] for r in rows if registries or "$" not in r["name"]]
+
+
+def _registered(catalog: StorageCatalog, database: str, table: str) -> set[tuple[str, str]]:
+    registry = catalog.resolve(database, table).path_registry
+    rows = catalog.backend.query_arrow(f"SELECT bag, json_path FROM {registry} FINAL").to_pylist()
+    return {(r["bag"], r["json_path"]) for r in rows}
+
+
+def test_the_path_registry_follows_writes_and_drops(catalog: StorageCatalog) -> None:
+    catalog.create_database("paths")
+    catalog.create_table("paths", "logs")
+    assert _ch_tables(catalog, "paths", registries=True) == [
+        "logs",
+        "logs$paths",
+        "logs$paths_attributes",
+        "logs$paths_resource",
+        "logs$paths_scope",
+    ]
+    assert _registered(catalog, "paths", "logs") == set()
+    row = {"timestamp": time.time_ns(), "body": "x", "resource": json.dumps({"service.name": "a"})}
+    attributes = json.dumps({"http.route": "/a", "http": {"route.v": 1}, "n": 2})
+    write_rows(
+        catalog.backend,
+        catalog.qualified_name("paths", "logs"),
+        [{**row, "attributes": attributes}],
+    )
+    assert {
+        ("attributes", "http.route"),
+        ("attributes", "http.route.v"),
+        ("attributes", "n"),
+        ("resource", "service.name"),
+    } <= _registered(catalog, "paths", "logs")
+    # A registry made for a table that already holds rows (an older data directory) is filled.
+    database = catalog.naming.database("paths")
+    catalog.backend.execute(f"DROP TABLE `{database}`.`logs$paths` SYNC")
+    catalog.sync()
+    assert ("attributes", "http.route.v") in _registered(catalog, "paths", "logs")
+    catalog.drop_table("paths", "logs")
+    assert _ch_tables(catalog, "paths", registries=True) == []
+    catalog.drop_database("paths")
 
 
 def test_default_table_exists_after_sync(catalog: StorageCatalog) -> None:

@@ -195,6 +195,7 @@ class _CatalogResolver(TableResolver):
             table=resolved.ch_table,
             columns=list(resolved.columns),
             bags=stored_bags(resolved.columns),
+            path_registry=getattr(resolved, "path_registry", "") or None,
         )
         return source
 

@@ -21,6 +21,7 @@ from bzrk.engine.errors import EngineError
 from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
 from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, NotFound, TableRow
+from bzrk.storage import json_paths
 from bzrk.storage.naming import TableNaming, check_name, quote_identifier
 from bzrk.storage.schema import (
     COLUMNS,
@@ -32,7 +33,7 @@ from bzrk.storage.schema import (
     render_ttl_change,
 )
 
-BAGS = ("resource", "attributes", "scope")
+BAGS = json_paths.BAG_COLUMNS
 _SAMPLE_ROWS = 2000
 _MAX_SAMPLES = 3
 _RESOLVE_TTL_S = 5.0
@@ -54,6 +55,8 @@ class ResolvedTable:
     ch_database: str = ""  # the ClickHouse database, unquoted
     ch_table: str = ""  # the ClickHouse table, unquoted
     columns: tuple[tuple[str, str], ...] = ()  # (name, KQL type), ``$raw`` last
+    # The table's JSON path registry (json_paths.py), quoted and qualified.
+    path_registry: str = ""
 
 
 def _layout(row: TableRow) -> TableLayout:
@@ -86,10 +89,30 @@ class StorageCatalog:
             raise StorageError(exc.message) from exc
 
     def _create_ch_table(self, row: TableRow) -> None:
-        self._ddl(
-            f"CREATE DATABASE IF NOT EXISTS {quote_identifier(self.naming.database(row.database))}"
-        )
+        database = self.naming.database(row.database)
+        self._ddl(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(database)}")
         self._ddl(render_create_table(self.naming.qualified(row.database, row.name), _layout(row)))
+        self._ensure_path_registry(database, row.name)
+
+    def _ensure_path_registry(self, database: str, table: str) -> None:
+        """The table's JSON path registry and its view (``json_paths.py``); a registry created
+        for a table that already holds rows is filled from them once."""
+        registry = (
+            f"{quote_identifier(database)}.{quote_identifier(json_paths.registry_name(table))}"
+        )
+        try:
+            existed = bool(
+                self.backend.query_arrow(f"EXISTS TABLE {registry}", settings=None)
+                .column(0)[0]
+                .as_py()
+            )
+        except EngineError as exc:
+            raise StorageError(exc.message) from exc
+        for statement in json_paths.render_registry(database, table):
+            self._ddl(statement)
+        if not existed:
+            for statement in json_paths.render_backfill(database, table):
+                self._ddl(statement)
 
     def sync(self) -> None:
         """Create the ClickHouse objects of every table in the metadata store (idempotent)."""
@@ -149,6 +172,8 @@ class StorageCatalog:
             raise SchemaError("the default table cannot be dropped")
         self.meta.drop_table(row.database, row.name)
         self._forget()
+        for statement in json_paths.render_drop(self.naming.database(row.database), row.name):
+            self._ddl(statement)
         self._ddl(f"DROP TABLE IF EXISTS {self.naming.qualified(row.database, row.name)} SYNC")
 
     def set_retention(self, database: str, name: str, retention_days: int | None) -> TableInfo:
@@ -186,6 +211,8 @@ class StorageCatalog:
             self.naming.database(row.database),
             row.name,
             tuple((c.name, c.kql_type) for c in COLUMNS),
+            f"{quote_identifier(self.naming.database(row.database))}."
+            f"{quote_identifier(json_paths.registry_name(row.name))}",
         )
         with self._lock:
             self._resolved[key] = (now, resolved)

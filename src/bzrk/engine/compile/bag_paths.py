@@ -52,6 +52,16 @@ class PathColumns:
     leaf: str  # the path's value: Dynamic, or the declared typed path's type
     sub: str | None  # the sub-object under the path (JSON); None for typed paths
     typed: str | None = None  # ClickHouse type of a declared typed path
+    # True when a stored path lies under this one (one constant per query; see has_children).
+    children: S.Expr = field(default_factory=lambda: S.Lit(True))
+
+    def sub_text(self) -> str:
+        """Template text of the sub-object's JSON (``{1}`` the sub-object, ``{2}`` children).
+
+        With no path under this one the condition folds to false while ClickHouse plans the
+        query, and the sub-object is not read at all.
+        """
+        return "if({2}, toJSONString({1}), '{{}}')"
 
 
 BagPaths = Mapping[Path, PathColumns]
@@ -78,8 +88,8 @@ class PathText(S.Template):
         if columns.sub is None:
             # A typed path: NULL reads as JSON `null`, as the whole bag's text shows it.
             return cls("ifNull(toJSONString({0}), 'null')", [leaf], columns, path, paths)
-        text = "if(isNull({0}), nullIf(toJSONString({1}), '{{}}'), toJSONString({0}))"
-        return cls(text, [leaf, S.Col(columns.sub)], columns, path, paths)
+        text = f"if(isNull({{0}}), nullIf({columns.sub_text()}, '{{{{}}}}'), toJSONString({{0}}))"
+        return cls(text, [leaf, S.Col(columns.sub), columns.children], columns, path, paths)
 
     def as_string(self) -> S.Expr | None:
         """KQL ``tostring`` of the value ('' when absent), or None to use the text form."""
@@ -95,9 +105,9 @@ class PathText(S.Template):
         # still be an object, whose text comes from the sub-object.
         return S.Template(
             "if(isNotNull(dynamicElement({0}, 'String')), assumeNotNull(dynamicElement({0}, "
-            "'String')), if(isNull({0}), ifNull(nullIf(toJSONString({1}), '{{}}'), ''), "
+            f"'String')), if(isNull({{0}}), ifNull(nullIf({columns.sub_text()}, '{{{{}}}}'), ''), "
             "toJSONString({0})))",
-            [leaf, S.Col(columns.sub)],
+            [leaf, S.Col(columns.sub), columns.children],
         )
 
     def as_scalar(self, kql_type: str, from_text: Callable[[S.Expr], S.Expr]) -> S.Expr | None:
@@ -185,13 +195,31 @@ def _subcolumn(column: str, path: Path, *, sub: bool = False) -> S.Expr:
     return S.Template(f"{S.quote_identifier(column)}.{'^' if sub else ''}{keys}")
 
 
+def has_children(registry: str, column: str, path: Path) -> S.Expr:
+    """True when the path registry holds a path of ``column`` under ``path``.
+
+    A scalar sub-query, so ClickHouse evaluates it once while planning and folds what depends
+    on it; the registry (storage/json_paths.py) is kept by ClickHouse on every insert, so the
+    answer is never staler than the data.
+    """
+    source = registry.replace("{", "{{").replace("}", "}}")
+    return S.Template(
+        f"(ifNull((SELECT toUInt8(1) FROM {source} WHERE bag = {{0}} "
+        "AND startsWith(json_path, {1}) LIMIT 1), 0) = 1)",
+        [S.Lit(column), S.Lit(".".join(path) + ".")],
+    )
+
+
 def table_paths(
-    bags: Mapping[str, Mapping[str, str]], wanted: Mapping[str, set[Path]]
+    bags: Mapping[str, Mapping[str, str]],
+    wanted: Mapping[str, set[Path]],
+    registry: str | None = None,
 ) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
     """Hidden select items for the wanted paths of a table's JSON columns, and their map.
 
     ``bags`` maps each JSON column to its declared typed paths (``{"service.name":
-    "LowCardinality(Nullable(String))"}``).
+    "LowCardinality(Nullable(String))"}``); with the table's path ``registry``, a sub-object is
+    read only when a stored path lies under the path.
     """
     items: list[tuple[S.Expr, str]] = []
     result: dict[str, BagPaths] = {}
@@ -206,7 +234,10 @@ def table_paths(
             items.append((_subcolumn(column, path), leaf))
             if typed is None:
                 items.append((_subcolumn(column, path, sub=True), sub))
-            mapping[path] = PathColumns(leaf, None if typed else sub, typed)
+            children: S.Expr = (
+                has_children(registry, column, path) if registry and not typed else S.Lit(True)
+            )
+            mapping[path] = PathColumns(leaf, None if typed else sub, typed, children)
         if mapping:
             result[column] = mapping
     return items, result

@@ -223,7 +223,7 @@ class QueryCompiler:
             if kql_type == "dynamic":
                 expr = T("toJSONString({0})", expr)
             columns.append((expr, name))
-        hidden, bags = bag_paths.table_paths(source.bags, self.bag_paths)
+        hidden, bags = bag_paths.table_paths(source.bags, self.bag_paths, source.path_registry)
         query = S.Select(
             columns=[*columns, *hidden],
             from_=S.TableRef(source.database, source.table),

@@ -46,6 +46,9 @@ class TableSource:
     columns: list[tuple[str, str]]
     # JSON columns the compiler may read paths of natively: column -> {typed path: CH type}.
     bags: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The table's JSON path registry (storage/json_paths.py: columns `bag`, `json_path`),
+    # quoted and qualified; None reads every path's sub-object.
+    path_registry: str | None = None
 
 
 class TableResolver:
