@@ -473,3 +473,20 @@ def test_an_object_stored_after_the_plan_was_made_still_shows(
         chdb_backend.execute(
             f"DELETE FROM {catalog.qualified_name('default', 'default')} WHERE attributes.k.x = 1"
         )
+
+
+def test_results_are_capped_inside_the_final_select(env: dict[str, Any]) -> None:
+    from bzrk.engine.service import ServiceLimits
+
+    service = QueryService(
+        env["service"].backend, catalog=env["catalog"], limits=ServiceLimits(max_result_rows=3)
+    )
+    query = "default | summarize n = count() by service = tostring(resource['service.name'])"
+    events = run(service, query=query, since="3d ago", progressive=False)
+    assert len(snapshots(events)[-1]) == 3  # every service has rows; three come back
+    assert any(
+        w.kind == "ResultTruncated" for e in events if isinstance(e, Metadata) for w in e.warnings
+    )
+    plan = service._plan(QueryRequest(query=query, database="default", since="3d ago"))
+    sql = plan.compiled.tables[0].sql
+    assert not sql.startswith("SELECT * FROM (") and sql.endswith("LIMIT 4")

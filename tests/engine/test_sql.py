@@ -72,3 +72,11 @@ def test_scan_bounds_go_where_the_marker_is_and_nowhere_else() -> None:
     # A literal or an identifier spelling the marker is escaped: no query text can forge it.
     assert "\0" not in bound
     assert S.bind_scan_bounds(text, None).endswith("WHERE 1")
+
+
+def test_the_row_cap_goes_into_the_final_limit_or_away() -> None:
+    text = S.render(
+        S.Select(columns=[(S.Col("a"), "a")], from_=S.TableRef("db", "t"), limit=S.RowCap())
+    )
+    assert S.bind_row_cap(text, 2001).endswith("\nLIMIT 2001")
+    assert "LIMIT" not in S.bind_row_cap(text, None) and "\0" not in S.bind_row_cap(text, None)

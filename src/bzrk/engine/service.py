@@ -69,6 +69,7 @@ from bzrk.engine.snapshots import (
     snapshot_events,
     truncation_warning,
 )
+from bzrk.engine.sql import bind_row_cap
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
 from bzrk.engine.timewindow import (
     TimeExpressionError,
@@ -442,8 +443,12 @@ class QueryService(QueryExecutor):
                 # when the query names it. Dropping it here also spares building it per row.
                 select = f"* EXCEPT (`{RAW_FIELD}`)"
                 columns = tuple(c for c in columns if c.name != RAW_FIELD)
-            sql = f"SELECT {select} FROM ({table.sql}){order} LIMIT {cap + 1}"
-            tables.append(replace(table, sql=sql, columns=columns))
+            if table.cappable and not order and select == "*":
+                tables.append(table.capped(cap + 1))
+            else:
+                inner = bind_row_cap(table.sql, None)
+                sql = f"SELECT {select} FROM ({inner}){order} LIMIT {cap + 1}"
+                tables.append(replace(table, sql=sql, columns=columns, cappable=False))
             limits[table.name] = (cap, kind)
         return replace(compiled, tables=tables), limits
 

@@ -130,6 +130,24 @@ def bind_scan_bounds(sql: str, bounds: str | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class RowCap(Expr):
+    """The result's row cap as a final ``LIMIT`` (see :func:`bind_row_cap`)."""
+
+
+ROW_CAP_MARKER = "\x00bzrk:row-cap\x00"
+
+
+def bind_row_cap(sql: str, cap: int | None) -> str:
+    """``sql`` with its final ``LIMIT`` (a :class:`RowCap`) set to ``cap`` rows, or removed.
+
+    The query service caps every result; capping inside the final SELECT instead of wrapping
+    the query (``SELECT * FROM (…) LIMIT n``) spares ClickHouse's analyzer a level, ~0.5 ms of
+    a 7 ms query.
+    """
+    return sql.replace("LIMIT " + ROW_CAP_MARKER, "" if cap is None else f"LIMIT {int(cap)}")
+
+
+@dataclass(frozen=True, slots=True)
 class Star(Expr):
     table: str | None = None
     except_: list[str] | None = None
@@ -325,6 +343,8 @@ def render_expr(node: Expr) -> str:
         return node.text.format(*(render_expr(a) for a in node.args))
     if isinstance(node, ScanBounds):
         return SCAN_BOUNDS_MARKER
+    if isinstance(node, RowCap):
+        return ROW_CAP_MARKER
     if isinstance(node, Star):
         text = f"{quote_identifier(node.table)}.*" if node.table else "*"
         if node.except_:

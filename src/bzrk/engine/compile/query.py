@@ -7,6 +7,7 @@ the KQL pipeline. The compiler tracks the schema (names and KQL types) of every 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -116,11 +117,18 @@ class QueryCompiler:
             columns=[(S.Col(n), n) for n, _ in relation.columns], from_=relation.source()
         )
         ctes, select = fuse_chain(list(self.ctes), select, self.stored_columns)
-        select.ctes = prune_columns(ctes, select)
+        # A copy: after fusion `select` may be a CTE that other results still render.
+        cappable = select.limit is None
+        select = dataclasses.replace(
+            select,
+            ctes=prune_columns(ctes, select),
+            limit=S.RowCap() if cappable else select.limit,
+        )
         return CompiledTable(
             name,
             S.render(select),
             tuple(Column(n, t) for n, t in relation.columns),  # type: ignore[arg-type]
+            cappable,
         )
 
     def _let_value(self, value: K.Expr) -> Any:

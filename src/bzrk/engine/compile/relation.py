@@ -61,13 +61,20 @@ class TableResolver:
 @dataclass
 class CompiledTable:
     name: str
-    # Stored-table reads carry S.ScanBounds markers: run :meth:`bounded`, not this text.
+    # Stored-table reads carry S.ScanBounds markers and the final SELECT may end in an
+    # S.RowCap: run :meth:`bounded`, not this text.
     sql: str
     columns: tuple[Column, ...]
+    # The final SELECT ends in a RowCap (it had no LIMIT of its own): a row cap can go there.
+    cappable: bool = False
+
+    def capped(self, cap: int) -> CompiledTable:
+        """This table with its result cut at ``cap`` rows, inside the final SELECT."""
+        return replace(self, sql=S.bind_row_cap(self.sql, cap), cappable=False)
 
     def bounded(self, bounds: str | None = None) -> str:
         """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows)."""
-        return S.bind_scan_bounds(self.sql, bounds)
+        return S.bind_row_cap(S.bind_scan_bounds(self.sql, bounds), None)
 
 
 @dataclass
