@@ -627,21 +627,22 @@ class QueryService(QueryExecutor):
 
         # The plan (chunk counters) is read on another connection while the query runs.
         plan = self._plan_granules(compiled, settings) if scans else None
-        task = asyncio.ensure_future(asyncio.to_thread(work))
+        # A plain executor future and asyncio.wait (which never cancels it): the fewest event
+        # loop turns between the query's end and its rows, which counts on a 7 ms query.
+        future = asyncio.get_running_loop().run_in_executor(None, work)
         try:
-            if remaining is None:
-                tables, total = await asyncio.shield(task)
-            else:
-                tables, total = await asyncio.wait_for(
-                    asyncio.shield(task), timeout=max(remaining, 0.001)
-                )
+            timeout = None if remaining is None else max(remaining, 0.001)
+            done, _ = await asyncio.wait({future}, timeout=timeout)
+            if not done:
+                raise TimeoutError
+            tables, total = future.result()
             return tables, total, await plan.result() if plan is not None else GranuleStats()
         except (TimeoutError, asyncio.CancelledError, GeneratorExit):
             if plan is not None:
                 plan.cancel()
             await self._kill(compiled, query_id)
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, timeout=5)
+                await asyncio.wait({future}, timeout=5)
             raise
 
     @property
