@@ -23,7 +23,7 @@ from bzrk.engine.compile.function_table import (
 
 # Importing a family module registers its functions; functions registered below replace any of
 # the same name.
-from bzrk.engine.compile.functions_dynamic import _json_path
+from bzrk.engine.compile.functions_dynamic import _json_path, index_window, nth_match
 from bzrk.engine.compile.functions_ip import _ipv4_masked
 from bzrk.engine.compile.typed import (
     T,
@@ -116,11 +116,8 @@ reg("substring", _substring)
 
 def _indexof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     s, needle = to_string(args[0]), to_string(args[1])
-    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
-    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
-    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
-    # A negative start counts from the end; matches must start inside [start, start + length).
-    begin = T("if({0} < 0, greatest(toInt64(lengthUTF8({1})) + {0}, 0), {0})", start, s)
+    # Matches must start inside [begin, begin + length).
+    begin, length, occurrence = index_window(args, T("lengthUTF8({0})", s))
     hits = T(
         "arrayFilter(p -> p >= {2} AND ({3} < 0 OR p < {2} + {3}), arrayDistinct(arrayFilter(p -> p >= 0, "
         "arrayMap(i -> toInt64(positionUTF8({0}, {1}, toUInt64(i))) - 1, range(1, toUInt64(lengthUTF8({0})) + 2)))))",
@@ -129,15 +126,7 @@ def _indexof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         begin,
         length,
     )
-    return Typed(
-        T(
-            "if({2} < 1, NULL, if(length({0}) >= {2}, {0}[{2}], toInt64(-1)))",
-            hits,
-            needle,
-            occurrence,
-        ),
-        "long",
-    )
+    return nth_match(hits, occurrence)
 
 
 reg("indexof", _indexof)

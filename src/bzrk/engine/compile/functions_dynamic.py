@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.function_table import Builder, fn, reg
@@ -134,34 +134,30 @@ reg(
         "dynamic",
     ),
 )
-reg(
-    "set_intersect",
-    lambda c, a, n: Typed(
-        _json_array(
-            T(
-                "arrayDistinct(arrayFilter(x -> "
-                + " AND ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
-                + ", {0}))",
-                *[_raw_array(x.sql) for x in a],
-            )
-        ),
-        "dynamic",
-    ),
-)
-reg(
-    "set_difference",
-    lambda c, a, n: Typed(
-        _json_array(
-            T(
-                "arrayDistinct(arrayFilter(x -> NOT ("
-                + " OR ".join(f"has({{{i}}}, x)" for i in range(1, len(a)))
-                + "), {0}))",
-                *[_raw_array(x.sql) for x in a],
-            )
-        ),
-        "dynamic",
-    ),
-)
+
+
+def _first_set_filtered(condition: str) -> Builder:
+    """The distinct elements of the first array meeting ``condition`` over the others'
+    membership tests (``"{all}"``: in every other array; ``"NOT ({any})"``: in none)."""
+
+    def build(c: Any, a: list[Typed], n: Any) -> Typed:
+        tests = [f"has({{{i}}}, x)" for i in range(1, len(a))]
+        keep = condition.format(all=" AND ".join(tests), any=" OR ".join(tests))
+        return Typed(
+            _json_array(
+                T(
+                    "arrayDistinct(arrayFilter(x -> " + keep + ", {0}))",
+                    *[_raw_array(x.sql) for x in a],
+                )
+            ),
+            "dynamic",
+        )
+
+    return build
+
+
+reg("set_intersect", _first_set_filtered("{all}"))
+reg("set_difference", _first_set_filtered("NOT ({any})"))
 reg(
     "strcat_array",
     lambda c, a, n: Typed(
@@ -256,12 +252,34 @@ _DYN_TEXT_X = "if(x = 'null', '', if(JSONType(x) = 'String', JSONExtractString(x
 _DYN_TEXT_K = "if(JSONType(k) = 'String', JSONExtractString(k), k)"
 
 
+def index_window(args: list[Typed], size: S.Expr) -> tuple[S.Expr, S.Expr, S.Expr]:
+    """``indexof``'s optional ``start``, ``length`` and ``occurrence`` (arguments 2-4).
+
+    Returns where the search begins (a negative start counts back from ``size``), the length
+    (-1: to the end) and which match to return.
+    """
+    start = T("toInt64({0})", cast_to(args[2], "long").sql) if len(args) > 2 else lit(0)
+    length = T("toInt64({0})", cast_to(args[3], "long").sql) if len(args) > 3 else lit(-1)
+    occurrence = T("toInt64({0})", cast_to(args[4], "long").sql) if len(args) > 4 else lit(1)
+    begin = T("if({0} < 0, greatest(toInt64({1}) + {0}, 0), {0})", start, size)
+    return begin, length, occurrence
+
+
+def nth_match(hits: S.Expr, occurrence: S.Expr) -> Typed:
+    """The ``occurrence``-th of the match positions ``hits``; -1 when there are fewer."""
+    return Typed(
+        T(
+            "if({1} < 1, NULL, if(length({0}) >= {1}, toInt64({0}[{1}]), toInt64(-1)))",
+            hits,
+            occurrence,
+        ),
+        "long",
+    )
+
+
 def _array_index_of(a: list[Typed]) -> Typed:
     items = T("JSONExtractArrayRaw({0})", a[0].sql)
-    start = T("toInt64({0})", cast_to(a[2], "long").sql) if len(a) > 2 else lit(0)
-    length = T("toInt64({0})", cast_to(a[3], "long").sql) if len(a) > 3 else lit(-1)
-    occurrence = T("toInt64({0})", cast_to(a[4], "long").sql) if len(a) > 4 else lit(1)
-    begin = T("if({0} < 0, greatest(toInt64(length({1})) + {0}, 0), {0})", start, items)
+    begin, length, occurrence = index_window(a, T("length({0})", items))
     hits = T(
         "arrayFilter(i -> {1}[i + 1] = {2} AND i >= {3} AND ({4} < 0 OR i < {3} + {4}), "
         "range(0, toUInt64(length({1}))))",
@@ -271,11 +289,4 @@ def _array_index_of(a: list[Typed]) -> Typed:
         begin,
         length,
     )
-    return Typed(
-        T(
-            "if({1} < 1, NULL, if(length({0}) >= {1}, toInt64({0}[{1}]), toInt64(-1)))",
-            hits,
-            occurrence,
-        ),
-        "long",
-    )
+    return nth_match(hits, occurrence)

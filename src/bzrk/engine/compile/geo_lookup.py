@@ -20,8 +20,7 @@ from bzrk.engine.compile.geo import (
     geo_distance_point_to_polygon,
     geo_point_in_polygon,
 )
-from bzrk.engine.compile.typed import T, Typed, cast_to, lit
-from bzrk.engine.types import clickhouse_type
+from bzrk.engine.compile.typed import T, Typed, cast_to
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -50,7 +49,7 @@ def _match(
 def geo_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation, kind: str) -> Relation:
     """``evaluate geo_polygon_lookup(T, key, lon, lat [, radius, return_unmatched, return_lookup_key])``
     and ``geo_line_lookup(T, key, lon, lat, radius [, ...])``."""
-    from bzrk.engine.compile.lookups import matching_pairs
+    from bzrk.engine.compile.lookups import matching_pairs, unmatched_rows
     from bzrk.engine.compile.naming import _expr_name
     from bzrk.engine.compile.row_order import _strip_rn
 
@@ -105,13 +104,7 @@ def geo_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation, kind: str)
         radius,
         plugin,
     )
-    rest = S.Select(
-        columns=[(S.Col(n), n) for n in left_names]
-        + [
-            (lit("") if t == "string" else S.Cast(lit(None), clickhouse_type(t)), n)
-            for n, t in right
-        ],
-        from_=relation.source(),
-        where=T("NOT arrayExists(__geo_shape -> {0}, {1})", any_match, shapes),
+    rest = unmatched_rows(
+        relation, right, T("NOT arrayExists(__geo_shape -> {0}, {1})", any_match, shapes)
     )
     return qc._new_cte(S.UnionAll([matched, rest]), out)

@@ -60,14 +60,10 @@ def _ipv4_lookup(qc: QueryCompiler, op: K.Evaluate, relation: Relation) -> Relat
     if not keep_unmatched:
         return qc._new_cte(matched, out)
     matched_rel = qc._new_cte(matched, out)
-    rest = S.Select(
-        columns=[(S.Col(n), n) for n in left_names]
-        + [
-            (lit("") if t == "string" else S.Cast(lit(None), clickhouse_type(t)), n)
-            for n, t in right
-        ],
-        from_=relation.source(),
-        where=S.InList(
+    rest = unmatched_rows(
+        relation,
+        right,
+        S.InList(
             S.Col(ip_col),
             S.Select(columns=[(S.Col(ip_col), None)], from_=matched_rel.source()),
             negated=True,
@@ -180,4 +176,18 @@ def matching_pairs(
         from_=relation.source("L"),
         joins=[S.Join("CROSS", lookup.source("R"))],
         where=cond,
+    )
+
+
+def unmatched_rows(relation: Relation, right: list[tuple[str, str]], where: S.Expr) -> S.Select:
+    """The rows of ``relation`` meeting ``where`` with empty ``right`` columns: the unmatched
+    rows a lookup plugin returns (``""`` for strings, null otherwise, as Kusto fills them)."""
+    return S.Select(
+        columns=[(S.Col(n), n) for n, _ in relation.columns]
+        + [
+            (lit("") if t == "string" else S.Cast(lit(None), clickhouse_type(t)), n)
+            for n, t in right
+        ],
+        from_=relation.source(),
+        where=where,
     )

@@ -121,12 +121,7 @@ def op_mv_apply(qc: QueryCompiler, op: K.MvApply, relation: Relation) -> Relatio
     expand = K.MvExpand(op.span, op.params, op.items, op.limit)
     # mv-expand keeps a row for a null array; mv-apply gives such a row no subtable at all.
     expanded = op_mv_expand(qc, expand, base, keep_null=False)
-    saved = qc.partition
-    qc.partition = rid
-    try:
-        sub = qc.tabular(op.subquery, expanded)
-    finally:
-        qc.partition = saved
+    sub = qc.tabular_per_partition(op.subquery, expanded, rid)
     sub_types = dict(sub.columns)
     if rid not in sub_types:
         raise unsupported(op.subquery, "this mv-apply subquery is not supported")

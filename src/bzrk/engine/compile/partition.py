@@ -33,12 +33,7 @@ def op_partition(qc: QueryCompiler, op: K.Partition, relation: Relation) -> Rela
         + [(T("toInt64(dense_rank() OVER (ORDER BY {0}))", key), pid)],
         [*relation.columns, (pid, "long")],
     )
-    saved = qc.partition
-    qc.partition = pid
-    try:
-        sub = qc.tabular(op.subquery, base)
-    finally:
-        qc.partition = saved
+    sub = qc.tabular_per_partition(op.subquery, base, pid)
     sub = _strip_rn(qc, sub)
     keep = [(n, t) for n, t in sub.columns if n != pid]
     return qc._select(sub, [(S.Col(n), n) for n, _ in keep], keep)
@@ -101,13 +96,5 @@ def _per_key_queries(qc: QueryCompiler, op: K.Partition, relation: Relation) -> 
 
 def _run_block(qc: QueryCompiler, body: K.Expr) -> Relation:
     if isinstance(body, K.Lambda):
-        result = None
-        for statement in body.body:
-            if isinstance(statement, K.LetStatement):
-                qc.lets[statement.name] = qc._let_value(statement.value)
-            elif isinstance(statement, K.ExprStatement):
-                result = qc.tabular(statement.expr)
-        if result is None:
-            raise unsupported(body, "the partition query has no result")
-        return result
+        return qc.run_block(body.body, body, "the partition query has no result")
     return qc.tabular(body)

@@ -301,17 +301,32 @@ class QueryCompiler:
         saved = self.lets
         self.lets = {**saved, **self._bind_params(node, fn, args, input_rel)}
         try:
-            result: Relation | None = None
-            for statement in fn.body:
-                if isinstance(statement, K.LetStatement):
-                    self.lets[statement.name] = self._let_value(statement.value)
-                elif isinstance(statement, K.ExprStatement):
-                    result = self.tabular(statement.expr)
-            if result is None:
-                raise unsupported(node, "the function has no tabular result")
-            return result
+            return self.run_block(fn.body, node, "the function has no tabular result")
         finally:
             self.lets = saved
+
+    def run_block(self, statements: Sequence[K.Statement], node: K.Node, empty: str) -> Relation:
+        """Run a `{ let …; … }` body in the current scope: its last tabular statement's result."""
+        result: Relation | None = None
+        for statement in statements:
+            if isinstance(statement, K.LetStatement):
+                self.lets[statement.name] = self._let_value(statement.value)
+            elif isinstance(statement, K.ExprStatement):
+                result = self.tabular(statement.expr)
+        if result is None:
+            raise unsupported(node, empty)
+        return result
+
+    def tabular_per_partition(
+        self, node: K.Node, input_rel: Relation, partition_column: str
+    ) -> Relation:
+        """``node`` over ``input_rel`` with operators working per value of ``partition_column``."""
+        saved = self.partition
+        self.partition = partition_column
+        try:
+            return self.tabular(node, input_rel)
+        finally:
+            self.partition = saved
 
     def _inline_scalar_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
         saved = self.lets
