@@ -33,7 +33,6 @@ from bzrk.storage.schema import (
     render_ttl_change,
 )
 
-BAGS = json_paths.BAG_COLUMNS
 _SAMPLE_ROWS = 2000
 _MAX_SAMPLES = 3
 _RESOLVE_TTL_S = 5.0
@@ -358,7 +357,7 @@ def _profile(sample: list[dict[str, Any]]) -> list[FieldInfo]:
     stats: dict[str, _FieldStats] = {}
     for row in sample:
         for name, value in row.items():
-            if name in BAGS:
+            if name in json_paths.BAG_COLUMNS:
                 _walk(name, json.loads(value) if value else {}, stats)
                 continue
             if value is None or value == [] or value == "[]":

@@ -55,13 +55,11 @@ class PathColumns:
     # True when a stored path lies under this one (one constant per query; see has_children).
     children: S.Expr = field(default_factory=lambda: S.Lit(True))
 
-    def sub_text(self) -> str:
-        """Template text of the sub-object's JSON (``{1}`` the sub-object, ``{2}`` children).
 
-        With no path under this one the condition folds to false while ClickHouse plans the
-        query, and the sub-object is not read at all.
-        """
-        return "if({2}, toJSONString({1}), '{{}}')"
+# Template text of a path's sub-object as JSON (``{1}`` the sub-object, ``{2}`` the children
+# test). With no stored path under the path the test folds to false while ClickHouse plans the
+# query, and the sub-object is not read at all.
+_SUB_TEXT = "if({2}, toJSONString({1}), '{{}}')"
 
 
 BagPaths = Mapping[Path, PathColumns]
@@ -88,7 +86,7 @@ class PathText(S.Template):
         if columns.sub is None:
             # A typed path: NULL reads as JSON `null`, as the whole bag's text shows it.
             return cls("ifNull(toJSONString({0}), 'null')", [leaf], columns, path, paths)
-        text = f"if(isNull({{0}}), nullIf({columns.sub_text()}, '{{{{}}}}'), toJSONString({{0}}))"
+        text = f"if(isNull({{0}}), nullIf({_SUB_TEXT}, '{{{{}}}}'), toJSONString({{0}}))"
         return cls(text, [leaf, S.Col(columns.sub), columns.children], columns, path, paths)
 
     def as_string(self) -> S.Expr | None:
@@ -105,7 +103,7 @@ class PathText(S.Template):
         # still be an object, whose text comes from the sub-object.
         return S.Template(
             "if(isNotNull(dynamicElement({0}, 'String')), assumeNotNull(dynamicElement({0}, "
-            f"'String')), if(isNull({{0}}), ifNull(nullIf({columns.sub_text()}, '{{{{}}}}'), ''), "
+            f"'String')), if(isNull({{0}}), ifNull(nullIf({_SUB_TEXT}, '{{{{}}}}'), ''), "
             "toJSONString({0})))",
             [leaf, S.Col(columns.sub), columns.children],
         )

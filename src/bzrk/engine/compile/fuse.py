@@ -26,7 +26,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bzrk.engine import sql as S
 
@@ -114,11 +115,15 @@ class _Fusion:
         if source.database is not None:
             return self.stored.get((source.database, source.table), frozenset())
         query = self.producers.get(source.table)
-        if not isinstance(query, S.Select) or any(
-            alias is None or isinstance(expr, S.Star) for expr, alias in query.columns
-        ):
-            return frozenset()
-        return frozenset(alias for _, alias in query.columns if alias is not None)
+        named = _named_columns(query) if isinstance(query, S.Select) else None
+        return named or frozenset()
+
+
+def _named_columns(query: S.Select) -> frozenset[str] | None:
+    """The query's column names, or None when a column has no name (``*``, no alias)."""
+    if any(alias is None or isinstance(expr, S.Star) for expr, alias in query.columns):
+        return None
+    return frozenset(alias for _, alias in query.columns if alias is not None)
 
 
 def _is_projection(query: S.Select) -> bool:
@@ -135,9 +140,8 @@ def _is_projection(query: S.Select) -> bool:
         or query.distinct
         or query.ctes
         or not query.columns
+        or _named_columns(query) is None
     ):
-        return False
-    if any(alias is None or isinstance(expr, S.Star) for expr, alias in query.columns):
         return False
     text = ", ".join(S.render_expr(expr) for expr, _ in query.columns)
     if query.where is not None:
@@ -163,38 +167,39 @@ def _merge(producer: S.Select, reader: S.Select, source_columns: frozenset[str])
             return None
     if _names_in_text(reader, aliases):
         return None
-    substitute = _Substitution(aliases)
     try:
-        columns = [(substitute(e), a) for e, a in reader.columns]
-        where = None if reader.where is None else substitute(reader.where)
-        group_by = None if reader.group_by is None else [substitute(e) for e in reader.group_by]
-        having = None if reader.having is None else substitute(reader.having)
-        qualify = None if reader.qualify is None else substitute(reader.qualify)
-        order_by = (
-            None
-            if reader.order_by is None
-            else [(substitute(e), d, n) for e, d, n in reader.order_by]
-        )
-        limit_by = (
-            None
-            if reader.limit_by is None
-            else (reader.limit_by[0], [substitute(e) for e in reader.limit_by[1]])
-        )
+        clauses = _map_clauses(reader, _Substitution(aliases))
     except _CannotMerge:
         return None
     if producer.where is not None:
-        where = producer.where if where is None else S.BinOp("AND", producer.where, where)
-    return dataclasses.replace(
-        reader,
-        from_=producer.from_,
-        columns=columns,
-        where=where,
-        group_by=group_by,
-        having=having,
-        qualify=qualify,
-        order_by=order_by,
-        limit_by=limit_by,
-    )
+        where = clauses["where"]
+        clauses["where"] = (
+            producer.where if where is None else S.BinOp("AND", producer.where, where)
+        )
+    return dataclasses.replace(reader, from_=producer.from_, **clauses)
+
+
+def _map_clauses(query: S.Select, fn: Callable[[S.Expr], S.Expr]) -> dict[str, Any]:
+    """Every expression clause of ``query`` with ``fn`` applied to each expression."""
+
+    def optional(expr: S.Expr | None) -> S.Expr | None:
+        return None if expr is None else fn(expr)
+
+    return {
+        "columns": [(fn(e), a) for e, a in query.columns],
+        "where": optional(query.where),
+        "group_by": None if query.group_by is None else [fn(e) for e in query.group_by],
+        "having": optional(query.having),
+        "qualify": optional(query.qualify),
+        "order_by": None
+        if query.order_by is None
+        else [(fn(e), d, n) for e, d, n in query.order_by],
+        "limit_by": (
+            None
+            if query.limit_by is None
+            else (query.limit_by[0], [fn(e) for e in query.limit_by[1]])
+        ),
+    }
 
 
 class _CannotMerge(Exception):
@@ -246,15 +251,14 @@ class _Substitution:
 
 
 def _expressions(query: S.Select) -> list[S.Expr]:
-    exprs = [e for e, _ in query.columns]
-    for clause in (query.where, query.having, query.qualify):
-        if clause is not None:
-            exprs.append(clause)
-    exprs += query.group_by or []
-    exprs += [e for e, _, _ in query.order_by or []]
-    if query.limit_by is not None:
-        exprs += query.limit_by[1]
-    return exprs
+    found: list[S.Expr] = []
+
+    def collect(expr: S.Expr) -> S.Expr:
+        found.append(expr)
+        return expr
+
+    _map_clauses(query, collect)
+    return found
 
 
 def _names_in_text(reader: S.Select, aliases: Mapping[str, S.Expr]) -> bool:
