@@ -440,10 +440,16 @@ export class ExplorePage {
         const slices = event.slices_total ? ` · slices ${event.slices_done}/${event.slices_total}` : '';
         this.setProgress(event.coverage, `${Math.round(event.coverage * 100)}% covered${slices}`);
         clear(this.stats);
+        // A query faster than the server's query_chunk_counters_after_ms has no chunk figures.
+        const chunks = event.chunks_total
+          ? [
+              h('span', { title: 'chunks (granules) scanned of total' }, `${fmtNumber(event.chunks_scanned)}/${fmtNumber(event.chunks_total)} chunks scanned`),
+              h('span', { title: 'chunks skipped by time range / bloom filter' }, `${fmtNumber(event.chunks_skipped_range + event.chunks_skipped_bloom)} skipped`),
+            ]
+          : [];
         this.stats.append(
           h('span', { title: 'rows processed' }, `${fmtNumber(event.rows_processed)} rows`),
-          h('span', { title: 'chunks (granules) scanned of total' }, `${fmtNumber(event.chunks_scanned)}/${fmtNumber(event.chunks_total)} chunks scanned`),
-          h('span', { title: 'chunks skipped by time range / bloom filter' }, `${fmtNumber(event.chunks_skipped_range + event.chunks_skipped_bloom)} skipped`),
+          ...chunks,
           h('span', {}, fmtBytes(event.bytes_scanned)),
           h('span', {}, `${((performance.now() - started) / 1000).toFixed(2)} s`),
         );
