@@ -43,6 +43,8 @@ ROWS = [
         "resource": {"service.name": "batch"},
         "attributes": {
             "n": {"big": 3000000000, "neg": -5, "f": 2.75, "s": "42", "t": "2024-01-02T03:04:05Z"},
+            # Past 2**53 (no exact double) and past Int64 (stored as UInt64).
+            "wide": {"odd": 9007199254740993, "u": 18446744073709551615, "e": "1e3"},
             "flag": False,
             "e": "",
         },
@@ -135,6 +137,10 @@ SAME_ANSWER = [
     "logs | where attributes.n.big > 100 | project body",
     "logs | where attributes.flag == false | project body",
     "logs | summarize s = sum(tolong(attributes.n.neg)), m = max(todouble(attributes['duration_ms']))",
+    "logs | project a = todouble(attributes['cache.hit']), b = todouble(attributes.tags),"
+    " c = todouble(attributes.wide.odd), d = todouble(attributes.wide.u), e = todouble(attributes.wide.e)",
+    "logs | project a = todouble(attributes.http.status_code), b = todouble(attributes.n.t),"
+    " c = todouble(attributes.e), d = todouble(attributes.http), e = todouble(attributes.wide)",
     # Operators that build their own SQL around a relation carrying hidden path columns.
     "logs | mv-expand t = attributes.tags | project t = tostring(t), s = tostring(resource.service.name)",
     "logs | mv-apply t = attributes.tags to typeof(string) on (take 1)"
@@ -213,6 +219,8 @@ def test_hot_path_reads_native_subcolumns(logs) -> None:  # type: ignore[no-unty
         assert path in sql
     assert "JSONExtract" not in sql and "JSONType" not in sql
     assert "toJSONString(`attributes`)" not in sql and "toJSONString(`resource`)" not in sql
+    # A number converts from its stored variant, without per-row JSON text.
+    assert "toJSONString(`attributes`.`duration_ms`)" not in sql
 
 
 def test_service_filter_is_a_key_condition(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
@@ -249,6 +257,13 @@ def test_numbers_read_their_stored_variant(chdb_backend, logs) -> None:  # type:
         " e = toint(attributes.n.s), f = todouble(attributes.n), g = tostring(attributes.n.neg)"
     )
     assert _rows(chdb_backend, logs, text) == [[None, 3_000_000_000, 2.75, 2, 42, None, "-5"]]
+    wide = (
+        "logs | where resource.service.name == 'batch' | project a = todouble(attributes.wide.odd),"
+        " b = todouble(attributes.wide.u), c = todouble(attributes.wide.e), d = todouble(attributes.flag)"
+    )
+    assert _rows(chdb_backend, logs, wide) == [
+        [9007199254740992.0, 18446744073709551615.0, 1000.0, None]
+    ]
     sql = _sql(logs, text)
     assert "dynamicElement(" in sql and "JSONExtract" not in sql.partition("`_q1` AS (")[2]
 

@@ -440,6 +440,35 @@ def test_a_repeated_query_reuses_its_plan_until_a_name_changes_meaning(
     assert snapshots(run(service, query=query, since="3d ago", progressive=False))[-1] == first
 
 
+def test_resolvers_share_one_source_per_catalogue_answer() -> None:
+    from dataclasses import replace as changed
+
+    from bzrk.engine.service import _CatalogResolver
+    from bzrk.storage.catalog import ResolvedTable
+
+    class Catalog:
+        def __init__(self) -> None:
+            self.table = ResolvedTable(
+                "t1", "db", "logs", "`bzrk_db`.`logs`", None, "bzrk_db", "logs",
+                (("timestamp", "datetime"), ("attributes", "dynamic")), "`bzrk_db`.`logs$paths`",
+            )  # fmt: skip
+
+        def resolve(self, database: str, table: str) -> ResolvedTable:
+            return self.table
+
+        def list_tables(self, database: str) -> list[Any]:
+            return []
+
+    catalog, sources = Catalog(), {}  # type: ignore[var-annotated]
+    first = _CatalogResolver(catalog, "db", sources).resolve("logs")
+    again = _CatalogResolver(catalog, "db", sources).resolve("logs")
+    assert first is again and first is not None and first.bags == {"attributes": {}}
+    # A changed table (here: its columns) is a new source, unequal to the cached plan's.
+    catalog.table = changed(catalog.table, columns=(("timestamp", "datetime"),))
+    later = _CatalogResolver(catalog, "db", sources).resolve("logs")
+    assert later is not None and later != first and later.columns == [("timestamp", "datetime")]
+
+
 def test_plan_cache_keeps_the_most_recent_plans() -> None:
     from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
 

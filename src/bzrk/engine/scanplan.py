@@ -91,21 +91,31 @@ class GranuleCount:
     """
 
     def __init__(self, count: Callable[[], GranuleStats], after_s: float) -> None:
-        self._started = False
-        self._task = asyncio.ensure_future(self._run(count, after_s))
-
-    async def _run(self, count: Callable[[], GranuleStats], after_s: float) -> GranuleStats:
+        self._count = count
+        self._future: asyncio.Future[GranuleStats] | None = None
+        # A timer, not a sleeping task: most queries end before it fires, and cancelling a
+        # timer costs no event-loop turn.
+        loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
         if after_s > 0:
-            await asyncio.sleep(after_s)
-        self._started = True
-        return await asyncio.to_thread(count)
+            self._timer = loop.call_later(after_s, self._start)
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        self._timer = None
+        self._future = asyncio.ensure_future(asyncio.to_thread(self._count))
 
     async def result(self) -> GranuleStats:
         """The counters once the query's rows are in (zero when the count never started)."""
-        if not self._started:
-            self._task.cancel()
+        if self._future is None:
+            self.cancel()
             return GranuleStats()
-        return await self._task
+        return await self._future
 
     def cancel(self) -> None:
-        self._task.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._future is not None:
+            self._future.cancel()

@@ -167,11 +167,22 @@ def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]
 
 
 class _CatalogResolver(TableResolver):
-    """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used."""
+    """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used.
 
-    def __init__(self, catalog: TableCatalog | None, database: str) -> None:
+    ``sources`` is shared by the service's resolvers: it keeps the :class:`TableSource` built
+    for each catalogue answer, so a cached plan's check (``PlanCache.get``) compares the same
+    object instead of a freshly built one per query.
+    """
+
+    def __init__(
+        self,
+        catalog: TableCatalog | None,
+        database: str,
+        sources: dict[tuple[str, str], tuple[Any, TableSource]] | None = None,
+    ) -> None:
         self.catalog = catalog
         self.database = database
+        self.sources = sources if sources is not None else {}
         self.used: dict[str, TableSource] = {}
         # Every name looked up and its answer, misses included (what a cached plan relies on).
         self.lookups: dict[str, TableSource | None] = {}
@@ -190,6 +201,10 @@ class _CatalogResolver(TableResolver):
             resolved = self.catalog.resolve(self.database, name)
         except Exception:  # unknown names are the compiler's to report
             return None
+        key = (resolved.ch_database, resolved.ch_table)
+        known = self.sources.get(key)
+        if known is not None and known[0] == resolved:
+            return known[1]
         # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
         source = TableSource(
             database=resolved.ch_database,
@@ -198,7 +213,14 @@ class _CatalogResolver(TableResolver):
             bags=stored_bags(resolved.columns),
             path_registry=getattr(resolved, "path_registry", "") or None,
         )
+        if len(self.sources) >= _MAX_KNOWN_SOURCES:
+            self.sources.clear()
+        self.sources[key] = (resolved, source)
         return source
+
+
+# Distinct tables whose sources a service keeps (more is a sign of churn: start again).
+_MAX_KNOWN_SOURCES = 1024
 
 
 @dataclass
@@ -235,12 +257,24 @@ class QueryService(QueryExecutor):
         self.runs = runs
         self.limits = limits or ServiceLimits()
         self.plans = PlanCache()
+        self._sources: dict[tuple[str, str], tuple[Any, TableSource]] = {}
 
     # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
         run_id = str(uuid.uuid4())
         started = time.monotonic_ns()
-        await self._record_start(run_id, request)
+        if self.runs is None:
+            # Nothing records the run: the events go straight out (no record tasks per query).
+            async for event in self._execute(run_id, request, started):
+                if isinstance(event, Done | Error):
+                    event = replace(event, run_id=run_id)
+                elif isinstance(event, FinalResult):
+                    continue
+                yield event
+            return
+        # The run's record is written beside the query, not before it: a thread hop to the run
+        # store would otherwise delay every query's start. Its finish waits for it.
+        recorded = asyncio.ensure_future(self._record_start(run_id, request))
         status, final_progress, final_result, final_error = "error", None, None, None
         try:
             async for event in self._execute(run_id, request, started):
@@ -254,7 +288,7 @@ class QueryService(QueryExecutor):
                 elif isinstance(event, Progress):
                     final_progress = progress_dict(event)
                 elif isinstance(event, FinalResult):
-                    final_result = event.payload
+                    final_result = event.payload()
                     continue
                 yield event
         except (GeneratorExit, asyncio.CancelledError):
@@ -263,7 +297,9 @@ class QueryService(QueryExecutor):
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
-                    self._record_finish(run_id, status, final_progress, final_result, final_error)
+                    self._record_finish(
+                        recorded, run_id, status, final_progress, final_result, final_error
+                    )
                 )
 
     # -- the run ----------------------------------------------------------------------------
@@ -326,7 +362,7 @@ class QueryService(QueryExecutor):
             raise _fail(
                 "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
             )
-        resolver = _CatalogResolver(self.catalog, request.database)
+        resolver = _CatalogResolver(self.catalog, request.database, self._sources)
         key = plan_key(request.database, request.query, request.parameters)
         cached = self.plans.get(key, resolver.resolve)
         if cached is not None:
@@ -465,7 +501,7 @@ class QueryService(QueryExecutor):
         scanned = ScanStats()
         granules = GranuleStats()
         last: Snapshot | None = None
-        final_payload: dict[str, Any] | None = None
+        final_payload: Callable[[], dict[str, Any]] | None = None
         status: RunStatus = "complete"
         reduction: Reduction | None = None
         budget_note: QueryWarning | None = None
@@ -550,7 +586,7 @@ class QueryService(QueryExecutor):
             )
             if streaming:
                 snapshot = streamed.snapshot()
-                final_payload = streamed.payload()
+                final_payload = streamed.payload
             else:
                 snapshot = self._snapshot(compiled, results, plan.limits, coverage)
                 if budget_note is not None:
@@ -587,7 +623,8 @@ class QueryService(QueryExecutor):
             last = empty
             for event in snapshot_events(empty, str(uuid.uuid4()), compiled):
                 yield event
-        yield FinalResult(final_payload or result_payload(last))
+        kept = last
+        yield FinalResult(final_payload or (lambda: result_payload(kept)))
         coverage = last.coverage
         if status == "complete" and coverage < 1.0:
             status = "soft_budget"
@@ -769,12 +806,14 @@ class QueryService(QueryExecutor):
 
     async def _record_finish(
         self,
+        recorded: asyncio.Future[None],
         run_id: str,
         status: str,
         progress: dict[str, Any] | None,
         result: dict[str, Any] | None,
         error: dict[str, Any] | None,
     ) -> None:
+        await recorded
         if self.runs is None:
             return
         await asyncio.to_thread(

@@ -8,7 +8,7 @@ conditions and the run record).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,9 +104,13 @@ class Streamed:
 
 @dataclass(frozen=True, slots=True)
 class FinalResult:
-    """Internal marker carrying what the run record keeps; never leaves the service."""
+    """Internal marker carrying what the run record keeps; never leaves the service.
 
-    payload: dict[str, Any]
+    The payload is built only when a run recorder asks for it: it converts up to
+    ``STORED_RESULT_ROWS`` rows a second time.
+    """
+
+    payload: Callable[[], dict[str, Any]]
 
 
 def primary_table(snapshot: Snapshot) -> tuple[str, list[str], Sequence[list[Any]]]:

@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -86,6 +87,18 @@ _FRACTION = re.compile(r"(\.\d+)")
 
 
 def _parse_absolute(value: str, tz: ZoneInfo, original: str) -> int:
+    try:
+        return _absolute_ticks(value, tz)
+    except ValueError as exc:
+        raise TimeExpressionError(
+            f"cannot read time '{original}': use e.g. '1h ago', 'now', 'today', '2024-01-01' or RFC 3339"
+        ) from exc
+
+
+# Clients repeat the same absolute bounds (a dashboard's refreshes, a paging UI), and reading
+# one costs a few regular expressions and a datetime parse.
+@functools.lru_cache(maxsize=1024)
+def _absolute_ticks(value: str, tz: ZoneInfo) -> int:
     candidate = value.replace(" ", "T", 1) if re.match(r"^\d{4}-\d{2}-\d{2} \d", value) else value
     if candidate.endswith(("Z", "z")):
         candidate = candidate[:-1] + "+00:00"
@@ -96,17 +109,12 @@ def _parse_absolute(value: str, tz: ZoneInfo, original: str) -> int:
         digits = fraction.group(1)[1:]
         extra_ticks = int((digits + "0000000")[:7]) % 10
         candidate = candidate.replace(fraction.group(1), "." + (digits + "000000")[:6], 1)
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", candidate):
-            parsed = datetime.combine(date.fromisoformat(candidate), time(), tzinfo=tz)
-        else:
-            parsed = datetime.fromisoformat(candidate)
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=tz)
-    except ValueError as exc:
-        raise TimeExpressionError(
-            f"cannot read time '{original}': use e.g. '1h ago', 'now', 'today', '2024-01-01' or RFC 3339"
-        ) from exc
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", candidate):
+        parsed = datetime.combine(date.fromisoformat(candidate), time(), tzinfo=tz)
+    else:
+        parsed = datetime.fromisoformat(candidate)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=tz)
     return _to_ticks(parsed.astimezone(UTC)) + extra_ticks
 
 

