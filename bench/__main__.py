@@ -38,9 +38,11 @@ from bzrk.engine.service import QueryService  # noqa: E402
 # Caches would measure themselves, not the engine: off for every side.
 NO_CACHE = {"use_query_condition_cache": 0}
 # Time per query and engine for the timed runs: a slow query gets fewer runs (at least one).
-BUDGET_S = 10.0
-# Timed runs of a fast query (its median is then not decided by a few noisy samples).
-FAST_RUNS = 25
+# 20 s gives a 2 s query 8 runs a side, enough that one disturbed run does not move its median.
+BUDGET_S = 20.0
+# Timed runs of a fast query: on a shared machine a 10 ms query's single runs vary by ±30 %,
+# and 60 alternating pairs keep the median ratio within a few per cent from run to run.
+FAST_RUNS = 60
 # A peer run longer than this is interrupted and reported as such.
 PEER_TIMEOUT_S = 60.0
 # A KQL run longer than this stops (the request's timeout_ms) and is reported as at least this.

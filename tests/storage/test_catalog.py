@@ -58,6 +58,25 @@ def test_the_path_registry_follows_writes_and_drops(catalog: StorageCatalog) -> 
     catalog.backend.execute(f"DROP TABLE `{database}`.`logs$paths` SYNC")
     catalog.sync()
     assert ("attributes", "http.route.v") in _registered(catalog, "paths", "logs")
+    registry = catalog.resolve("paths", "logs").path_registry
+    types = catalog.backend.query_arrow(
+        f"SELECT json_path, json_type FROM {registry} FINAL WHERE bag = 'attributes'"
+    ).to_pylist()
+    assert {"json_path": "n", "json_type": "Int64"} in types
+    assert {"json_path": "http.route", "json_type": "String"} in types
+    # A registry from before types were kept (no json_type column) is rebuilt and refilled.
+    for view in ("attributes", "resource", "scope"):
+        catalog.backend.execute(f"DROP TABLE `{database}`.`logs$paths_{view}` SYNC")
+    catalog.backend.execute(f"DROP TABLE `{database}`.`logs$paths` SYNC")
+    catalog.backend.execute(
+        f"CREATE TABLE `{database}`.`logs$paths` (bag LowCardinality(String), json_path String) "
+        "ENGINE = ReplacingMergeTree ORDER BY (bag, json_path)"
+    )
+    catalog.sync()
+    rebuilt = catalog.backend.query_arrow(
+        f"SELECT json_type FROM {registry} FINAL WHERE json_path = 'n'"
+    ).to_pylist()
+    assert rebuilt == [{"json_type": "Int64"}]
     catalog.drop_table("paths", "logs")
     assert _ch_tables(catalog, "paths", registries=True) == []
     catalog.drop_database("paths")

@@ -22,7 +22,7 @@ from bzrk.engine.request import DatabaseInfo, FieldInfo, TableInfo
 from bzrk.meta import schema as meta_schema
 from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, NotFound, TableRow
 from bzrk.storage import json_paths
-from bzrk.storage.naming import TableNaming, check_name, quote_identifier
+from bzrk.storage.naming import TableNaming, check_name, quote_identifier, quote_string
 from bzrk.storage.schema import (
     COLUMNS,
     DEFAULT_SHARD_FIELDS,
@@ -94,22 +94,29 @@ class StorageCatalog:
         self._ensure_path_registry(database, row.name)
 
     def _ensure_path_registry(self, database: str, table: str) -> None:
-        """The table's JSON path registry and its view (``json_paths.py``); a registry created
-        for a table that already holds rows is filled from them once."""
-        registry = (
-            f"{quote_identifier(database)}.{quote_identifier(json_paths.registry_name(table))}"
-        )
+        """The table's JSON path registry and its views (``json_paths.py``).
+
+        A registry created for a table that already holds rows is filled from them once; one
+        from an older bzrk (without every column of ``json_paths.REGISTRY_COLUMNS``) is
+        dropped and built again the same way.
+        """
         try:
-            existed = bool(
-                self.backend.query_arrow(f"EXISTS TABLE {registry}", settings=None)
-                .column(0)[0]
-                .as_py()
-            )
+            found = self.backend.query_arrow(
+                "SELECT name FROM system.columns WHERE database = "
+                f"{quote_string(database)} AND table = "
+                f"{quote_string(json_paths.registry_name(table))}",
+                settings=None,
+            ).column(0)
         except EngineError as exc:
             raise StorageError(exc.message) from exc
+        columns = {name.as_py() for name in found}
+        current = columns >= set(json_paths.REGISTRY_COLUMNS)
+        if columns and not current:
+            for statement in json_paths.render_drop(database, table):
+                self._ddl(statement)
         for statement in json_paths.render_registry(database, table):
             self._ddl(statement)
-        if not existed:
+        if not current:
             for statement in json_paths.render_backfill(database, table):
                 self._ddl(statement)
 

@@ -12,6 +12,12 @@ planning, so ``if(<has children>, toJSONString(attributes.^http.route), '{}')`` 
 constant and the sub-object is not read when no stored path lies under ``http.route``. The
 answer is as fresh as the data: no compiled plan or cache holds it. Paths stay registered after
 their rows expire, which only costs a read.
+
+The registry also keeps each path's stored types (``json_type``: ``String``, ``Int64``,
+``Array(Nullable(Int64))``, … from ``distinctJSONPathsAndTypes``). A path that has only ever held
+strings converts with ClickHouse's own cast (``tostring`` is ``CAST(v AS String)``), and one that
+has only held numbers converts to ``real`` the same way, instead of the general forms that must
+allow for every type.
 """
 
 from __future__ import annotations
@@ -32,12 +38,19 @@ def _view_name(table: str, bag: str) -> str:
     return f"{table}$paths_{bag}"
 
 
+# The registry's columns; a registry without the newest one is rebuilt (catalog.py).
+REGISTRY_COLUMNS = ("bag", "json_path", "json_type")
+
+
 def _paths_select(source: str, bag: str) -> str:
     # One view per bag: ClickHouse 26.9 returned no rows for an arrayConcat of several
     # distinctJSONPaths results when one of them was empty.
+    types = f"distinctJSONPathsAndTypes({quote_identifier(bag)})"
     return (
-        f"SELECT {quote_string(bag)} AS bag, arrayJoin(distinctJSONPaths({quote_identifier(bag)})) "
-        f"AS json_path FROM {source}"
+        f"SELECT {quote_string(bag)} AS bag, path_types.1 AS json_path, "
+        "arrayJoin(path_types.2) AS json_type FROM (SELECT "
+        f"arrayJoin(CAST({types}, 'Array(Tuple(String, Array(String)))')) AS path_types "
+        f"FROM {source})"
     )
 
 
@@ -47,8 +60,9 @@ def render_registry(database: str, table: str) -> list[str]:
     source = f"{db}.{quote_identifier(table)}"
     registry = f"{db}.{quote_identifier(registry_name(table))}"
     return [
-        f"CREATE TABLE IF NOT EXISTS {registry} (bag LowCardinality(String), json_path String) "
-        "ENGINE = ReplacingMergeTree ORDER BY (bag, json_path)",
+        f"CREATE TABLE IF NOT EXISTS {registry} (bag LowCardinality(String), json_path String, "
+        "json_type LowCardinality(String)) ENGINE = ReplacingMergeTree "
+        "ORDER BY (bag, json_path, json_type)",
         *(
             f"CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.{quote_identifier(_view_name(table, bag))} "
             f"TO {registry} AS {_paths_select(source, bag)}"
