@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from bzrk.engine.backends.base import QuerySettings
+from bzrk.engine.catalog_resolver import stored_bags
 from bzrk.engine.compile.query import QueryCompiler, TableResolver, TableSource
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, execute_text
-from bzrk.engine.service import stored_bags
 from bzrk.kql.parser import parse
 from bzrk.storage import json_paths
 from bzrk.storage.schema import COLUMNS, TableLayout, render_create_table

@@ -443,7 +443,7 @@ def test_a_repeated_query_reuses_its_plan_until_a_name_changes_meaning(
 def test_resolvers_share_one_source_per_catalogue_answer() -> None:
     from dataclasses import replace as changed
 
-    from bzrk.engine.service import _CatalogResolver
+    from bzrk.engine.catalog_resolver import CatalogResolver
     from bzrk.storage.catalog import ResolvedTable
 
     class Catalog:
@@ -460,12 +460,12 @@ def test_resolvers_share_one_source_per_catalogue_answer() -> None:
             return []
 
     catalog, sources = Catalog(), {}  # type: ignore[var-annotated]
-    first = _CatalogResolver(catalog, "db", sources).resolve("logs")
-    again = _CatalogResolver(catalog, "db", sources).resolve("logs")
+    first = CatalogResolver(catalog, "db", sources).resolve("logs")
+    again = CatalogResolver(catalog, "db", sources).resolve("logs")
     assert first is again and first is not None and first.bags == {"attributes": {}}
     # A changed table (here: its columns) is a new source, unequal to the cached plan's.
     catalog.table = changed(catalog.table, columns=(("timestamp", "datetime"),))
-    later = _CatalogResolver(catalog, "db", sources).resolve("logs")
+    later = CatalogResolver(catalog, "db", sources).resolve("logs")
     assert later is not None and later != first and later.columns == [("timestamp", "datetime")]
 
 

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from bzrk.engine import timewindow
 from bzrk.engine.admission import Admission, QueueFull
@@ -38,7 +38,8 @@ from bzrk.engine.budget import (
     overflow_error,
     reduction_warning,
 )
-from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver, TableSource
+from bzrk.engine.catalog_resolver import CatalogResolver, TableCatalog
+from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableSource
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
@@ -46,7 +47,6 @@ from bzrk.engine.events import (
     Error,
     Event,
     Metadata,
-    Progress,
     QueryWarning,
     RowBatch,
     RunStatus,
@@ -55,8 +55,9 @@ from bzrk.engine.events import (
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
 from bzrk.engine.parameters import ParameterError, bind_parameters
 from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
-from bzrk.engine.progress import bin_progress, progress_dict, progress_event
+from bzrk.engine.progress import bin_progress, progress_event
 from bzrk.engine.request import QueryExecutor, QueryRequest
+from bzrk.engine.runlog import RunLog, RunRecorder, with_run_id
 from bzrk.engine.scanplan import GranuleCount, GranuleStats, explain_granules
 from bzrk.engine.snapshots import (
     ROWS_PER_BATCH,
@@ -84,39 +85,6 @@ log = logging.getLogger("bzrk.engine.service")
 
 IMPLICIT_TAKE = 2000
 RAW_FIELD = "$raw"
-
-
-class RunRecorder(Protocol):
-    """Where runs are saved (``bzrk.meta.runs.RunStore`` in a server)."""
-
-    def start(
-        self,
-        run_id: str,
-        *,
-        query: str,
-        database: str,
-        parameters: dict[str, Any],
-        principal: str,
-        surface: str,
-    ) -> None: ...
-
-    def finish(
-        self,
-        run_id: str,
-        *,
-        status: str,
-        progress: dict[str, Any] | None = None,
-        result: dict[str, Any] | None = None,
-        error: dict[str, Any] | None = None,
-    ) -> None: ...
-
-
-class TableCatalog(Protocol):
-    """Resolves bzrk tables (``bzrk.storage.catalog.StorageCatalog`` in a server)."""
-
-    def resolve(self, database: str, table: str) -> Any: ...
-
-    def list_tables(self, database: str) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,84 +117,10 @@ def _next_or_close(blocks: Any) -> Any:
     return block
 
 
-def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
-    """The stored JSON columns among a table's columns, with their declared typed paths.
-
-    The compiler reads constant paths of these natively (``compile/bag_paths.py``). ``$raw``
-    is an ALIAS computed from every column, so it stays JSON text.
-    """
-    from bzrk.storage.schema import COLUMNS_BY_NAME, RESOURCE_TYPED_PATHS
-
-    typed = {"resource": dict(RESOURCE_TYPED_PATHS)}
-    bags: dict[str, dict[str, str]] = {}
-    for name, _ in columns:
-        column = COLUMNS_BY_NAME.get(name)
-        if column is not None and column.alias is None and column.ch_type.startswith("JSON"):
-            bags[name] = typed.get(name, {})
-    return bags
-
-
-class _CatalogResolver(TableResolver):
-    """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used.
-
-    ``sources`` is shared by the service's resolvers: it keeps the :class:`TableSource` built
-    for each catalogue answer, so a cached plan's check (``PlanCache.get``) compares the same
-    object instead of a freshly built one per query.
-    """
-
-    def __init__(
-        self,
-        catalog: TableCatalog | None,
-        database: str,
-        sources: dict[tuple[str, str], tuple[Any, TableSource]] | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.database = database
-        self.sources = sources if sources is not None else {}
-        self.used: dict[str, TableSource] = {}
-        # Every name looked up and its answer, misses included (what a cached plan relies on).
-        self.lookups: dict[str, TableSource | None] = {}
-
-    def resolve(self, name: str) -> TableSource | None:
-        source = self._resolve(name)
-        self.lookups[name] = source
-        if source is not None:
-            self.used[f"{source.database}.{source.table}"] = source
-        return source
-
-    def _resolve(self, name: str) -> TableSource | None:
-        if self.catalog is None:
-            return None
-        try:
-            resolved = self.catalog.resolve(self.database, name)
-        except Exception:  # unknown names are the compiler's to report
-            return None
-        key = (resolved.ch_database, resolved.ch_table)
-        known = self.sources.get(key)
-        if known is not None and known[0] == resolved:
-            return known[1]
-        # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
-        source = TableSource(
-            database=resolved.ch_database,
-            table=resolved.ch_table,
-            columns=list(resolved.columns),
-            bags=stored_bags(resolved.columns),
-            path_registry=getattr(resolved, "path_registry", "") or None,
-        )
-        if len(self.sources) >= _MAX_KNOWN_SOURCES:
-            self.sources.clear()
-        self.sources[key] = (resolved, source)
-        return source
-
-
-# Distinct tables whose sources a service keeps (more is a sign of churn: start again).
-_MAX_KNOWN_SOURCES = 1024
-
-
 @dataclass
 class _Plan:
     compiled: CompiledQuery
-    resolver: _CatalogResolver
+    resolver: CatalogResolver
     ingest: Window
     shape: QueryShape
     windows: list[Window]
@@ -264,43 +158,22 @@ class QueryService(QueryExecutor):
         run_id = str(uuid.uuid4())
         started = time.monotonic_ns()
         if self.runs is None:
-            # Nothing records the run: the events go straight out (no record tasks per query).
+            # Nothing records the run: the events go straight out.
             async for event in self._execute(run_id, request, started):
-                if isinstance(event, Done | Error):
-                    event = replace(event, run_id=run_id)
-                elif isinstance(event, FinalResult):
-                    continue
-                yield event
+                if not isinstance(event, FinalResult):
+                    yield with_run_id(event, run_id)
             return
-        # The run's record is written beside the query, not before it: a thread hop to the run
-        # store would otherwise delay every query's start. Its finish waits for it.
-        recorded = asyncio.ensure_future(self._record_start(run_id, request))
-        status, final_progress, final_result, final_error = "error", None, None, None
+        record = RunLog(self.runs, run_id, request)
         try:
             async for event in self._execute(run_id, request, started):
-                if isinstance(event, Done):
-                    status = event.status
-                    event = replace(event, run_id=run_id)
-                elif isinstance(event, Error):
-                    status = "error"
-                    final_error = {"code": event.code, "message": event.message}
-                    event = replace(event, run_id=run_id)
-                elif isinstance(event, Progress):
-                    final_progress = progress_dict(event)
-                elif isinstance(event, FinalResult):
-                    final_result = event.payload()
-                    continue
-                yield event
+                if record.see(event):
+                    yield with_run_id(event, run_id)
         except (GeneratorExit, asyncio.CancelledError):
-            status = "cancelled"
+            record.status = "cancelled"
             raise
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.shield(
-                    self._record_finish(
-                        recorded, run_id, status, final_progress, final_result, final_error
-                    )
-                )
+                await asyncio.shield(record.finish())
 
     # -- the run ----------------------------------------------------------------------------
     async def _execute(
@@ -362,7 +235,7 @@ class QueryService(QueryExecutor):
             raise _fail(
                 "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
             )
-        resolver = _CatalogResolver(self.catalog, request.database, self._sources)
+        resolver = CatalogResolver(self.catalog, request.database, self._sources)
         key = plan_key(request.database, request.query, request.parameters)
         cached = self.plans.get(key, resolver.resolve)
         if cached is not None:
@@ -411,7 +284,7 @@ class QueryService(QueryExecutor):
         return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits, reduce)
 
     def _compile(
-        self, query: Any, resolver: _CatalogResolver, reduction: Reduction | None
+        self, query: Any, resolver: CatalogResolver, reduction: Reduction | None
     ) -> CompiledQuery:
         compiler = QueryCompiler(resolver)
         compiler.budget_policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
@@ -779,43 +652,3 @@ class QueryService(QueryExecutor):
         return Snapshot(tables, warnings, coverage)
 
     # -- runs -------------------------------------------------------------------------------
-    async def _record_start(self, run_id: str, request: QueryRequest) -> None:
-        if self.runs is None:
-            return
-        parameters = {
-            "since": request.since,
-            "until": request.until,
-            "timezone": request.timezone,
-            "ingest_since": request.ingest_since,
-            "ingest_until": request.ingest_until,
-            "timeout_ms": request.timeout_ms,
-            "stop_when": request.stop_when,
-        }
-        try:
-            await asyncio.to_thread(
-                self.runs.start,
-                run_id,
-                query=request.query,
-                database=request.database,
-                parameters=parameters,
-                principal=request.principal,
-                surface=request.surface,
-            )
-        except Exception:  # a run log failure must not fail the query
-            log.warning("could not record the start of run %s", run_id, exc_info=True)
-
-    async def _record_finish(
-        self,
-        recorded: asyncio.Future[None],
-        run_id: str,
-        status: str,
-        progress: dict[str, Any] | None,
-        result: dict[str, Any] | None,
-        error: dict[str, Any] | None,
-    ) -> None:
-        await recorded
-        if self.runs is None:
-            return
-        await asyncio.to_thread(
-            self.runs.finish, run_id, status=status, progress=progress, result=result, error=error
-        )

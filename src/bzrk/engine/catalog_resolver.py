@@ -1,0 +1,90 @@
+"""How the query service names tables: catalogue answers as the compiler's table sources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from bzrk.engine.compile.query import TableResolver, TableSource
+
+
+class TableCatalog(Protocol):
+    """Resolves bzrk tables (``bzrk.storage.catalog.StorageCatalog`` in a server)."""
+
+    def resolve(self, database: str, table: str) -> Any: ...
+
+    def list_tables(self, database: str) -> Any: ...
+
+
+def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """The stored JSON columns among a table's columns, with their declared typed paths.
+
+    The compiler reads constant paths of these natively (``compile/bag_paths.py``). ``$raw``
+    is an ALIAS computed from every column, so it stays JSON text.
+    """
+    from bzrk.storage.schema import COLUMNS_BY_NAME, RESOURCE_TYPED_PATHS
+
+    typed = {"resource": dict(RESOURCE_TYPED_PATHS)}
+    bags: dict[str, dict[str, str]] = {}
+    for name, _ in columns:
+        column = COLUMNS_BY_NAME.get(name)
+        if column is not None and column.alias is None and column.ch_type.startswith("JSON"):
+            bags[name] = typed.get(name, {})
+    return bags
+
+
+class CatalogResolver(TableResolver):
+    """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used.
+
+    ``sources`` is shared by the service's resolvers: it keeps the :class:`TableSource` built
+    for each catalogue answer, so a cached plan's check (``PlanCache.get``) compares the same
+    object instead of a freshly built one per query.
+    """
+
+    def __init__(
+        self,
+        catalog: TableCatalog | None,
+        database: str,
+        sources: dict[tuple[str, str], tuple[Any, TableSource]] | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.database = database
+        self.sources = sources if sources is not None else {}
+        self.used: dict[str, TableSource] = {}
+        # Every name looked up and its answer, misses included (what a cached plan relies on).
+        self.lookups: dict[str, TableSource | None] = {}
+
+    def resolve(self, name: str) -> TableSource | None:
+        source = self._resolve(name)
+        self.lookups[name] = source
+        if source is not None:
+            self.used[f"{source.database}.{source.table}"] = source
+        return source
+
+    def _resolve(self, name: str) -> TableSource | None:
+        if self.catalog is None:
+            return None
+        try:
+            resolved = self.catalog.resolve(self.database, name)
+        except Exception:  # unknown names are the compiler's to report
+            return None
+        key = (resolved.ch_database, resolved.ch_table)
+        known = self.sources.get(key)
+        if known is not None and known[0] == resolved:
+            return known[1]
+        # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
+        source = TableSource(
+            database=resolved.ch_database,
+            table=resolved.ch_table,
+            columns=list(resolved.columns),
+            bags=stored_bags(resolved.columns),
+            path_registry=getattr(resolved, "path_registry", "") or None,
+        )
+        if len(self.sources) >= _MAX_KNOWN_SOURCES:
+            self.sources.clear()
+        self.sources[key] = (resolved, source)
+        return source
+
+
+# Distinct tables whose sources a service keeps (more is a sign of churn: start again).
+_MAX_KNOWN_SOURCES = 1024
