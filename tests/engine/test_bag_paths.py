@@ -117,6 +117,9 @@ SAME_ANSWER = [
     "logs | project u = tostring(attributes['user.id']), x = tostring(attributes.nothing.here)",
     "logs | where resource.service.name == 'checkout' | count",
     "logs | where resource['service.name'] != 'checkout' | count",
+    "logs | where not(resource.service.name == 'checkout') | project body",
+    "logs | where resource.service.name == 'checkout' or resource.service.name == '' | project body",
+    "logs | where 'batch' == resource.service.name and attributes.flag == false | project body",
     "logs | where attributes.http.route has 'api' | project body",
     "logs | where tostring(attributes['http.route']) startswith '/api' | project body",
     "logs | where toint(attributes['http.status_code']) >= 500 | project body",
@@ -229,7 +232,13 @@ def test_hot_path_reads_native_subcolumns(logs) -> None:  # type: ignore[no-unty
 
 def test_service_filter_is_a_key_condition(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
     sql = _sql(logs, "logs | where resource.service.name == 'checkout' | count")
-    assert "ifNull(`resource`.`service`.`name`, '') = 'checkout'" in sql
+    # In a filter a NULL name drops the row as '' would: the column is compared as it is.
+    assert "(`resource`.`service`.`name` = 'checkout')" in sql and "ifNull" not in sql
+    # Not under NOT, and not against '' (which a NULL name equals in KQL).
+    negated = _sql(logs, "logs | where not(resource.service.name == 'checkout') | count")
+    assert "ifNull(`resource`.`service`.`name`, '') = 'checkout'" in negated
+    empty = _sql(logs, "logs | where resource.service.name == '' | count")
+    assert "ifNull(`resource`.`service`.`name`, '') = ''" in empty
     plan = chdb_backend.query_arrow(f"EXPLAIN indexes = 1 {sql}", settings=None).to_pylist()
     text = "\n".join(str(next(iter(r.values()))) for r in plan)
     assert "PrimaryKey" in text and "service.name" in text

@@ -525,3 +525,17 @@ def test_results_are_capped_inside_the_final_select(env: dict[str, Any]) -> None
     plan = service._plan(QueryRequest(query=query, database="default", since="3d ago"))
     sql = plan.compiled.tables[0].sql
     assert not sql.startswith("SELECT * FROM (") and sql.endswith("LIMIT 4")
+
+
+def test_a_one_row_result_gets_no_row_cap(env: dict[str, Any]) -> None:
+    service = env["service"]
+
+    def final_sql(query: str) -> str:
+        plan = service._plan(QueryRequest(query=query, database="default", since="3d ago"))
+        return plan.compiled.tables[0].bounded()
+
+    for query in ("default | count", "default | where body has 'x' | summarize n = count()"):
+        assert "LIMIT" not in final_sql(query), query
+        assert len(snapshots(run(service, query=query, since="3d ago"))[-1]) == 1
+    # Grouped, the row count is the data's: capped as every other result.
+    assert final_sql("default | summarize count() by severity_text").endswith("LIMIT 500001")

@@ -51,6 +51,8 @@ class StatementShape:
     bare_table: bool  # just a table name, no operators
     aggregating: bool
     extendable: bool
+    # Ends in `count` or a `summarize` without `by`: one row, whatever the input.
+    single_row: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,9 @@ def _statement_shape(statement: K.ExprStatement) -> StatementShape:
         source, K.OtelLogStats
     )
     bare = not operators and isinstance(source, K.NameRef)
-    return StatementShape(limited, bare, aggregating, extendable)
+    last = operators[-1] if operators else None
+    single_row = isinstance(last, K.Count) or (isinstance(last, K.Summarize) and not last.by)
+    return StatementShape(limited, bare, aggregating, extendable, single_row)
 
 
 def _mentions_time_column(node: K.Node) -> bool:

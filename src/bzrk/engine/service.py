@@ -327,7 +327,8 @@ class QueryService(QueryExecutor):
         limits: dict[str, tuple[int, str]] = {}
         show_raw = RAW_FIELD in query_text
         for index, table in enumerate(compiled.tables):
-            statement = statements[index] if len(statements) == len(compiled.tables) else shape.last
+            own = len(statements) == len(compiled.tables)
+            statement = statements[index] if own else shape.last
             cap = max(1, min(self.limits.max_result_rows, requested_max))
             order = ""
             kind = "cap"
@@ -352,7 +353,9 @@ class QueryService(QueryExecutor):
                 # when the query names it. Dropping it here also spares building it per row.
                 select = f"* EXCEPT (`{RAW_FIELD}`)"
                 columns = tuple(c for c in columns if c.name != RAW_FIELD)
-            if table.cappable and not order and select == "*":
+            if own and statement is not None and statement.single_row and select == "*":
+                tables.append(table)  # one row: nothing to cap (a LIMIT still costs planning)
+            elif table.cappable and not order and select == "*":
                 tables.append(table.capped(cap + 1))
             else:
                 inner = bind_row_cap(table.sql, None)

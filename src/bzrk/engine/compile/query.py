@@ -647,8 +647,44 @@ def op_where(qc: QueryCompiler, op: K.Where, relation: Relation) -> Relation:
         relation.columns,
         # A NULL condition drops the row in WHERE already; wrapping it in ifNull() would hide
         # the predicate from ClickHouse's primary-key and skip-index analysis.
-        where=compiler.as_bool(cond),
+        where=filter_form(compiler.as_bool(cond)),
     )
+
+
+def filter_form(condition: S.Expr) -> S.Expr:
+    """``condition`` as a WHERE clause may read it, where NULL drops a row as false does.
+
+    Through AND and OR only (never NOT), ``ifNull(s, '') = 'text'`` with non-empty text becomes
+    ``s = 'text'``: a NULL ``s`` then gives NULL instead of false, which drops the row all the
+    same, and ClickHouse compares a LowCardinality column through its dictionary instead of
+    first building ifNull's full column (``where resource.service.name == "checkout"``).
+    """
+    if not isinstance(condition, S.BinOp):
+        return condition
+    if condition.op in ("AND", "OR"):
+        return S.BinOp(condition.op, filter_form(condition.left), filter_form(condition.right))
+    if condition.op == "=":
+        left, right = _unless_empty(condition.left, condition.right)
+        return S.BinOp("=", left, right)
+    return condition
+
+
+def _unless_empty(left: S.Expr, right: S.Expr) -> tuple[S.Expr, S.Expr]:
+    """The sides of ``left = right`` without an ``ifNull(s, '')`` facing non-empty text."""
+
+    def text(side: S.Expr) -> bool:
+        return isinstance(side, S.Lit) and isinstance(side.value, str) and side.value != ""
+
+    def unwrapped(side: S.Expr) -> S.Expr | None:
+        if isinstance(side, S.Template) and side.text == "ifNull({0}, '')" and len(side.args) == 1:
+            return side.args[0]
+        return None
+
+    if text(right) and (inner := unwrapped(left)) is not None:
+        return inner, right
+    if text(left) and (inner := unwrapped(right)) is not None:
+        return left, inner
+    return left, right
 
 
 def op_render(qc: QueryCompiler, op: K.Render, relation: Relation) -> Relation:
