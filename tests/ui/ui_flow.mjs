@@ -97,7 +97,9 @@ try {
   await page.keyboard.press('Escape');
 
   // Schema sidebar: the table's declared columns, then fields discovered in its rows.
-  await page.click('.sidebar .tree-node');
+  // The `default` table by name: other tests' servers may share the store and add tables (an
+  // empty `cli_…` table sorts first and has no fields to discover).
+  await page.locator('.sidebar .tree-node').filter({ hasText: /^\S+ default$/ }).click();
   await page.waitForSelector('.sidebar .fields li.sub');
   report.sidebar_fields = await page.locator('.sidebar .fields .field-name').count();
   check(report.sidebar_fields > 10, `sidebar lists ${report.sidebar_fields} fields`);
