@@ -29,7 +29,9 @@ HEAVY = 5  # svc-0 .. svc-4 log ten times as much
 
 def _rows(now_ns: int) -> list[dict[str, Any]]:
     rows = []
-    start = now_ns - (HOURS + 1) * HOUR_NS
+    # Whole hours: a start in the last minute before an hour would split a heavy service's ten
+    # rows of one hour across two bins (41 bins, not 40), which made these tests flaky.
+    start = (now_ns // HOUR_NS - HOURS - 1) * HOUR_NS
     for hour in range(HOURS):
         for s in range(SERVICES):
             for k in range(10 if s < HEAVY else 1):
@@ -150,3 +152,11 @@ def test_a_bad_budget_hint_is_a_located_error(service: QueryService) -> None:
 def test_sizes(text: str, size: int) -> None:
     assert parse_size(text) == size
     assert parse_size("lots") is None
+
+
+def test_the_data_fills_whole_hours_whenever_it_is_written() -> None:
+    # Five seconds before an hour (svc-0 logs ten rows a second apart from the start on):
+    # every service still has exactly one bin per hour.
+    now_ns = (1_764_000_000 // 3600 * 3600 + 3595) * 10**9
+    bins = {(row["resource"], row["timestamp"] // HOUR_NS) for row in _rows(now_ns)}
+    assert len(bins) == SERVICES * HOURS
