@@ -146,6 +146,7 @@ SAME_ANSWER = [
     " c = todouble(attributes.wide.odd), d = todouble(attributes.wide.u), e = todouble(attributes.wide.e)",
     "logs | project w = tostring(attributes.when), d = todouble(attributes.when), n = attributes.when",
     "logs | where tostring(attributes.when) startswith '2024' | project body",
+    "logs | project t = todatetime(attributes.when), l = tolong(attributes.when), b = tobool(attributes.when)",
     "logs | project a = todouble(attributes.http.status_code), b = todouble(attributes.n.t),"
     " c = todouble(attributes.e), d = todouble(attributes.http), e = todouble(attributes.wide)",
     # Operators that build their own SQL around a relation carrying hidden path columns.

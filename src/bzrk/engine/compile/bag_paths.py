@@ -59,6 +59,11 @@ class PathColumns:
     numbers_only: S.Expr = field(default_factory=lambda: S.Lit(False))
 
 
+# KQL's string of a nullable string column (no null string in KQL); a filter comparing it with
+# non-empty text reads the column as it is (compile/query.py, filter_form).
+EMPTY_WHEN_NULL = "ifNull({0}, '')"
+
+
 # Template text of a path's sub-object as JSON (``{1}`` the sub-object, ``{2}`` the children
 # test). With no stored path under the path the test folds to false while ClickHouse plans the
 # query, and the sub-object is not read at all.
@@ -100,17 +105,10 @@ class PathText(S.Template):
         leaf = S.Col(columns.leaf)
         if columns.sub is None:
             if columns.typed in _STRING_TYPES:
-                return S.Template("ifNull({0}, '')", [leaf])
+                return S.Template(EMPTY_WHEN_NULL, [leaf])
             return None
-        # A string value is read as its variant (no per-row type name); an absent leaf may
-        # still be an object, whose text comes from the sub-object; another type's text is
-        # its JSON, unquoted for the types JSON writes as strings (a DateTime variant: ClickHouse
-        # stores "2024-01-02 03:04:05" as one).
-        general = (
-            "if(isNotNull(dynamicElement({0}, 'String')), assumeNotNull(dynamicElement({0}, "
-            f"'String')), if(isNull({{0}}), ifNull(nullIf({_SUB_TEXT}, '{{{{}}}}'), ''), "
-            f"{_UNQUOTED_JSON}))"
-        )
+        # An absent leaf may still be an object, whose text comes from the sub-object.
+        general = _value_text(absent=f"ifNull(nullIf({_SUB_TEXT}, '{{{{}}}}'), '')")
         arguments = [leaf, S.Col(columns.sub), columns.children]
         if columns.strings_only == S.Lit(False):
             return S.Template(general, arguments)
@@ -149,13 +147,7 @@ class PathText(S.Template):
             return S.Template(
                 f"if({{2}}, {numbers}, {general})", [*arguments, columns.numbers_only]
             )
-        generic = from_text(
-            S.Template(
-                "if(isNull({0}), '', if(isNotNull(dynamicElement({0}, 'String')), "
-                "assumeNotNull(dynamicElement({0}, 'String')), toJSONString({0})))",
-                [leaf],
-            )
-        )
+        generic = from_text(S.Template(_value_text(absent="''"), [leaf]))
         fast = _NUMBER_FAST_PATHS.get(kql_type)
         if fast is None:
             return generic
@@ -169,6 +161,20 @@ _INT64 = "dynamicElement({0}, 'Int64')"
 _UINT64 = "dynamicElement({0}, 'UInt64')"
 _FLOAT64 = "dynamicElement({0}, 'Float64')"
 _STRING = "dynamicElement({0}, 'String')"
+
+
+def _value_text(absent: str) -> str:
+    """Template of KQL's string form of a path's value (``{0}``), ``absent`` when there is none.
+
+    A string is read as its variant (no per-row type name); another type's text is its JSON,
+    unquoted for the types JSON writes as strings, as the whole bag's text has them.
+    """
+    return (
+        f"if(isNotNull({_STRING}), assumeNotNull({_STRING}), "
+        f"if(isNull({{0}}), {absent}, {_UNQUOTED_JSON}))"
+    )
+
+
 _NUMBER_FAST_PATHS = {
     "long": f"multiIf(isNotNull({_INT64}), {_INT64}, {{1}})",
     "int": (

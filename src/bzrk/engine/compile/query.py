@@ -676,7 +676,7 @@ def _unless_empty(left: S.Expr, right: S.Expr) -> tuple[S.Expr, S.Expr]:
         return isinstance(side, S.Lit) and isinstance(side.value, str) and side.value != ""
 
     def unwrapped(side: S.Expr) -> S.Expr | None:
-        if isinstance(side, S.Template) and side.text == "ifNull({0}, '')" and len(side.args) == 1:
+        if isinstance(side, S.Template) and side.text == bag_paths.EMPTY_WHEN_NULL:
             return side.args[0]
         return None
 
