@@ -7,22 +7,20 @@ worker), and ``ch_database`` gives each test its own ClickHouse database inside 
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bzrk.engine.conformance import shared_dir
 from bzrk.meta.store import MetaStore
 from bzrk.storage.catalog import StorageCatalog
 from bzrk.storage.naming import TableNaming
 
 # The real-engine corpora and specs live beside the repo in ../shared (never copied into it);
 # BZRK_SHARED_DIR points elsewhere (e.g. from a git worktree).
-SHARED = Path(
-    os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[1].parent / "shared"
-)
+SHARED = shared_dir(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="session")

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from bzrk.engine.conformance import shared_dir
 from bzrk.kql.catalog import AGGREGATES, FUNCTIONS, PLUGINS, TUPLE_RESULTS, lookup_function
 from bzrk.kql.symbols import SCALAR_TYPES
 
-_SHARED = Path(
-    os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[2].parent / "shared"
-)
+_SHARED = shared_dir(Path(__file__).resolve().parents[2])
 
 
 def test_sizes_match_the_reference_parser() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -32,7 +31,7 @@ def _is_language_error(case: dict) -> bool:
 
 
 def _cases(shared_dir: Path) -> list[dict]:
-    folder = Path(os.environ.get("BZRK_SHARED_DIR") or shared_dir) / "kql-conformance"
+    folder = shared_dir / "kql-conformance"
     if not folder.is_dir():
         pytest.skip(f"conformance corpora not found at {folder}")
     cases = []

@@ -4,13 +4,13 @@ never another exception, a RecursionError or a hang."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bzrk.engine.conformance import shared_dir
 from bzrk.kql import GlobalState, KqlError, analyze
 
 GLOBALS = GlobalState.from_tables(
@@ -19,9 +19,7 @@ GLOBALS = GlobalState.from_tables(
         "StormEvents": [("StartTime", "datetime"), ("State", "string"), ("DamageProperty", "long")],
     }
 )
-_SHARED = Path(
-    os.environ.get("BZRK_SHARED_DIR") or Path(__file__).resolve().parents[2].parent / "shared"
-)
+_SHARED = shared_dir(Path(__file__).resolve().parents[2])
 
 
 def _corpus() -> list[str]:

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
 
+from bzrk.engine.conformance import shared_dir
 from bzrk.engine.conformance.report import write_report
 from bzrk.engine.conformance.runner import CORPORA, load_cases, run_corpus
-
-
-def shared_dir() -> Path:
-    env = os.environ.get("BZRK_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path.cwd().parent / "shared"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bzrk.engine.backends.chdb_backend import ChdbBackend
 
-    folder = shared_dir() / "kql-conformance"
+    folder = shared_dir(Path.cwd()) / "kql-conformance"
     if not folder.is_dir():
         print(f"no corpora at {folder} (set BZRK_SHARED_DIR)", file=sys.stderr)
         return 2
