@@ -7,8 +7,8 @@ in a bzrk table created by :class:`bzrk.storage.catalog.StorageCatalog`, in two 
    records (default ``min(rows, max(100 000, rows / 100))``) over the whole week — diurnal curve,
    the incident with its error spike and its ≤ 5 ``deadlock`` lines, the spans of every trace —
    as OTLP protobuf requests; each is decoded and mapped by :mod:`bzrk.ingest.otlp`
-   (``map_logs``/``map_traces``) and turned into Arrow by :func:`bzrk.storage.writer.rows_to_arrow`,
-   exactly as the ingest service does.
+   (``map_logs``/``map_traces``) into the Arrow tables the ingest service inserts
+   (``Mapped.batches()``), exactly as the ingest service does.
 2. **Scale (replicated).** The seed is replayed ``ceil(rows / seed)`` times in Arrow/numpy. Replica
    0 is the seed itself; every other replica gets, per trace: a fresh trace id and fresh span ids
    (the seed's XOR a per-replica random mask, so parent links and log → span links stay intact),
@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -52,6 +53,12 @@ DAY_NS = 24 * 3600 * 10**9
 # A fixed anchor keeps the data identical between runs (and cacheable): the week ending here.
 ANCHOR_NS = 1_764_460_800 * 10**9  # 2025-11-30T00:00:00Z
 MANIFEST = "manifest.json"
+# What the cache holds; a cache of another version is built again. 2: metric points, the OTel
+# exporter schema's tables, merged partitions.
+VERSION = 2
+# One point per metric series every this many seconds over the week (the demo's own metrics,
+# mapped by the OTLP mapping; metric volume does not grow with log volume).
+METRIC_INTERVAL_S = 300
 PARQUET = "logs.parquet"
 SEED_MIN = 100_000
 SHIFT_NS = 20 * 60 * 10**9
@@ -77,6 +84,8 @@ class Dataset:
     replicas: int = 1
     seed_seconds: float = 0.0
     span_sample: float = 1.0  # share of traces whose spans are stored
+    metric_points: int = 0  # sum points of the demo's metrics (not replicated)
+    version: int = 0  # VERSION of the builder that made it; another version is rebuilt
 
     @property
     def path(self) -> Path:
@@ -87,7 +96,10 @@ def _manifest(path: Path) -> Dataset | None:
     file = path / MANIFEST
     if not file.exists():
         return None
-    return Dataset(**json.loads(file.read_text()))
+    fields = json.loads(file.read_text())
+    if fields.get("version") != VERSION:
+        return None
+    return Dataset(**fields)
 
 
 def open_store(data_dir: Path) -> tuple[ChdbBackend, MetaStore, StorageCatalog]:
@@ -133,9 +145,9 @@ def _seed(records: int, start_ns: int, end_ns: int, log: Log) -> dict[str, pa.Ta
         request = batch.decode()
         mapper = map_logs if batch.signal == "logs" else map_traces
         mapped = mapper(request, now_ns)  # type: ignore[operator]
-        for table_rows in mapped.rows.values():
-            if table_rows:
-                parts[batch.signal].append(rows_to_arrow(table_rows))
+        # What the ingest pipeline writes: row-mapped signals as rows_to_arrow makes them,
+        # column-mapped logs as the mapper's own Arrow tables.
+        parts[batch.signal].extend(table for _, table in mapped.batches())
         if batch.signal == "logs":
             done += batch.records
             if done % 50_000 < batch.records:
@@ -316,6 +328,7 @@ class _ParquetCopy:
     ``service_name`` is ``resource.service.name`` as a plain column for the hand-written DuckDB SQL.
     """
 
+    # Also what the OTel exporter schema's tables are loaded from (bench/otel_schema.py).
     SCHEMA = pa.schema(
         [
             ("timestamp", pa.timestamp("ns", tz="UTC")),
@@ -328,6 +341,28 @@ class _ParquetCopy:
             ("duration", pa.int64()),
             ("resource", pa.string()),
             ("attributes", pa.string()),
+            *(
+                (name, _TYPES[name])
+                for name in (
+                    "severity_number",
+                    "flags",
+                    "parent_span_id",
+                    "span_kind",
+                    "status_code",
+                    "status_message",
+                    "start_time",
+                    "scope_name",
+                    "scope_version",
+                    "scope",
+                    "metric_name",
+                    "metric_type",
+                    "metric_unit",
+                    "value",
+                    "metric_hash",
+                    "aggregation_temporality",
+                    "is_monotonic",
+                )
+            ),
         ]
     )
 
@@ -378,12 +413,51 @@ def _batches(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
         yield pa.concat_tables(pending)
 
 
+def _metrics(start_ns: int, end_ns: int, interval_s: int) -> list[pa.Table]:
+    """The demo's sum-metric points over the week, through the OTLP metrics mapping."""
+    from bzrk.demo.generator import generate
+    from bzrk.ingest.otlp import map_metrics
+
+    tables = []
+    for batch in generate(
+        start_ns, end_ns, 42, signals=("metrics",), metric_interval_s=interval_s,
+        batch_records=20_000,
+    ):  # fmt: skip
+        mapped = map_metrics(batch.decode(), end_ns + 3600 * 10**9)  # type: ignore[arg-type]
+        # Sum points only (counters, up-down counters): the OTel exporter schema's
+        # otel_metrics_sum holds them too, so every suite query has the same rows on both.
+        tables.extend(
+            table.filter(pc.equal(table.column("metric_type"), "sum"))
+            for _, table in mapped.batches()
+        )
+    return tables
+
+
+def _settle(backend: ChdbBackend, target: str, parquet: Path, log: Log) -> None:
+    """Load the OTel exporter schema from the Parquet copy and merge every table's partitions.
+
+    The suite reads a settled store, as a week of ingest leaves it once background merges
+    have run: one part per day in every table, bzrk's and the exporter schema's alike.
+    """
+    from bench import otel_schema
+
+    started = time.monotonic()
+    for statement in (*otel_schema.DDL, *otel_schema.load(str(parquet.resolve()))):
+        backend.execute(statement)
+    log(f"dataset: OTel exporter schema loaded in {time.monotonic() - started:.0f} s")
+    started = time.monotonic()
+    for statement in (f"OPTIMIZE TABLE {target} FINAL", *otel_schema.optimize()):
+        backend.execute(statement)
+    log(f"dataset: partitions merged in {time.monotonic() - started:.0f} s")
+
+
 def build(
     rows: int,
     root: Path,
     log: Log = print,
     seed_logs: int | None = None,
     span_sample: float = SPAN_SAMPLE,
+    metric_interval_s: int = METRIC_INTERVAL_S,
 ) -> tuple[Dataset, ChdbBackend, MetaStore, StorageCatalog]:
     data_dir = root / (str(rows) if span_sample == SPAN_SAMPLE else f"{rows}-spans{span_sample:g}")
     cached = _manifest(data_dir)
@@ -391,6 +465,9 @@ def build(
         backend, meta, catalog = open_store(data_dir)
         log(f"dataset: reusing {cached.total_rows:,} rows in {data_dir}")
         return cached, backend, meta, catalog
+    if data_dir.exists():  # a cache of another builder version, or a build that stopped
+        log(f"dataset: removing {data_dir} (not built by this version)")
+        shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     backend, meta, catalog = open_store(data_dir)
     target = catalog.qualified_name("default", "default")
@@ -445,12 +522,55 @@ def build(
     while pending:
         written += pending.popleft().result()
     pool.shutdown()
+    points = _batches(iter(_metrics(start_ns, end_ns, metric_interval_s)))
+    metric_points = 0
+    for batch in points:
+        metric_points += write_arrow(backend, target, batch)
+        parquet.write(batch)
+    written += metric_points
+    log(f"dataset: {metric_points:,} metric points written")
     parquet.close()
+    _settle(backend, target, data_dir / PARQUET, log)
     dataset = Dataset(
         rows=logs_written, total_rows=written, start_ns=start_ns, end_ns=end_ns,
         load_seconds=time.monotonic() - started, data_dir=str(data_dir), seed_logs=seed_count,
         seed_rows=seed_rows, replicas=replicas, seed_seconds=seed_seconds, span_sample=span_sample,
+        metric_points=metric_points, version=VERSION,
     )  # fmt: skip
     (data_dir / MANIFEST).write_text(json.dumps(asdict(dataset)))
     log(f"dataset: {written:,} rows ({logs_written:,} logs) in {dataset.load_seconds:.0f} s")
     return dataset, backend, meta, catalog
+
+
+def main() -> None:
+    """``python -m bench.dataset --rows N --data DIR``: build (or reuse) a dataset, print its manifest."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--rows", type=int, required=True, help="log records")
+    parser.add_argument("--data", type=Path, required=True, help="cache directory")
+    parser.add_argument("--seed-logs", type=int, default=None)
+    parser.add_argument("--span-sample", type=float, default=SPAN_SAMPLE)
+    parser.add_argument("--metric-interval-s", type=int, default=METRIC_INTERVAL_S)
+    args = parser.parse_args()
+    dataset, backend, meta, catalog = build(
+        args.rows, args.data, lambda message: None, args.seed_logs, args.span_sample,
+        args.metric_interval_s,
+    )  # fmt: skip
+    table = catalog.qualified_name("default", "default")
+    stored = backend.query_arrow(
+        "SELECT countIf(span_name IS NULL AND metric_name IS NULL) AS logs, "
+        "countIf(span_name IS NOT NULL) AS spans, countIf(metric_name IS NOT NULL) AS points, "
+        "(SELECT count() FROM otel.otel_logs) AS otel_logs, "
+        "(SELECT count() FROM otel.otel_traces) AS otel_traces, "
+        "(SELECT count() FROM otel.otel_metrics_sum) AS otel_sum_points, "
+        f"countIf(metric_type = 'sum') AS sum_points FROM {table}",
+        settings=None,
+    ).to_pylist()[0]
+    backend.close()
+    meta.close()
+    print(json.dumps({**asdict(dataset), "stored": stored}))
+
+
+if __name__ == "__main__":
+    main()

@@ -73,3 +73,7 @@ def catalog(chdb_backend, meta: MetaStore) -> Iterator[StorageCatalog]:  # type:
     yield cat
     for db in meta.list_databases():
         chdb_backend.execute(f"DROP DATABASE IF EXISTS `{naming.database(db.name)}` SYNC")
+
+
+# The dialect suites' pass rates at the end of the run (runs in the xdist controller).
+from tests.dialect.report import pytest_terminal_summary  # noqa: E402, F401

@@ -45,7 +45,8 @@ def test_service_principal_token_expiry_is_exact(meta: MetaStore) -> None:
     sp = accounts.create_service_principal(meta, "ci", "member")
     issued = accounts.create_service_principal_token(meta, sp, "t", now + timedelta(hours=1))
     identity = verify_bearer(issued.value, now + timedelta(minutes=59), meta)
-    assert identity.principal == Principal("ci", ("member",), SERVICE_PRINCIPAL)
+    assert identity.principal == Principal(SERVICE_PRINCIPAL, sp, "ci", ("member",))
+    assert identity.principal.key == f"sp:{sp}"
     with pytest.raises(InvalidToken):
         verify_bearer(issued.value, now + timedelta(hours=1), meta)
 
@@ -96,7 +97,9 @@ def test_tokens_are_stored_hashed(meta: MetaStore, user_id: str) -> None:
 def test_which_token_works_where(
     credential: str, resource: str | None, surface: str, allowed: bool
 ) -> None:
-    identity = Identity(Principal("ann", ("member",)), credential, "id", resource=resource)
+    identity = Identity(
+        Principal("user", "ann-id", "ann", ("member",)), credential, "id", resource=resource
+    )
     if allowed:
         check_surface(identity, surface, MCP)
     else:
@@ -228,3 +231,13 @@ def test_password_check_is_uniform(meta: MetaStore, user_id: str) -> None:
 )
 def test_metadata_document_hosts(host: str | None, private: bool) -> None:
     assert oauth.is_private_address(host) is private
+
+
+def test_reserve_books_in_order_and_refuses_past_the_cap() -> None:
+    limiter = RateLimiter()
+    rule = Rule(burst=2, per_second=0.5)  # then one every 2 s
+    waits = [limiter.reserve("login", "k", rule, 100.0, max_wait_s=5) for _ in range(6)]
+    # Two at once, then queued 2 s and 4 s after; a 6 s wait would pass the cap: refused.
+    assert waits == [0.0, 0.0, 2.0, 4.0, None, None]
+    assert limiter.reserve("login", "k", rule, 104.0, max_wait_s=5) == 2.0  # time refilled two
+    assert limiter.reserve("login", "other", rule, 104.0, max_wait_s=5) == 0.0  # its own bucket

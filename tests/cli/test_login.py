@@ -78,6 +78,11 @@ def test_device_login_refresh_status_logout(
     assert bzrk("profile", "add", "dev", "--endpoint", server["gateway"]).returncode == 0
     before = bzrk("search", "print 1")
     assert before.returncode == 1 and "not logged in: run `bzrk login`" in before.stderr
+    # `status` says so once, and does not go on to a query check that can only fail the same way.
+    unknown = bzrk("status")
+    assert unknown.returncode == 1
+    assert (unknown.stdout + unknown.stderr).count("not logged in") == 1
+    assert "Query:    not checked (no accepted credential)" in unknown.stdout
 
     result = device_login(cli_home, server)
     assert result.returncode == 0, result.stderr
@@ -93,13 +98,13 @@ def test_device_login_refresh_status_logout(
     assert status.returncode == 0, status.stderr
     assert "Identity: admin (admin)" in status.stdout
     assert re.search(r"^Query:    reachable, version \S+", status.stdout, re.M)
-    searched = bzrk("search", "print answer=42", "--no-stream")
+    searched = bzrk("search", "print answer=42")
     assert searched.returncode == 0 and searched.stdout.splitlines()[-1] == "42"
 
     # An access token about to expire is refreshed silently (and the refresh token rotates).
     stored["expires_at"] = time.time() - 10
     path.write_text(json.dumps(stored))
-    refreshed = bzrk("search", "print answer=43", "--no-stream")
+    refreshed = bzrk("search", "print answer=43")
     assert refreshed.returncode == 0, refreshed.stderr
     fresh = json.loads(path.read_text())
     assert fresh["access_token"] != stored["access_token"]

@@ -1,22 +1,17 @@
-"""Cell text, TSV/CSV/JSON, trees and agent detection (no server)."""
+"""Cell text, TSV/CSV/JSON/JSON lines, trees, fitted tables and agent detection (no server)."""
 
 from __future__ import annotations
 
 import json
 
+from rich.console import Console
+
 from bzrk.api.grpc._pb import dynamic_value_pb2 as dv
 from bzrk.api.grpc.encode import set_dynamic
-from bzrk.cli.output import (
-    agent_detected,
-    cell_text,
-    human_size,
-    timespan_text,
-    to_csv,
-    to_json,
-    to_tsv,
-    tree_lines,
-)
-from bzrk.cli.stream import DateTime, TimeSpan, decode_value
+from bzrk.cli.cells import cell_text, timespan_text, tree_lines
+from bzrk.cli.output import agent_detected, human_size, to_csv, to_json, to_jsonl, to_tsv
+from bzrk.cli.stream import DateTime, Table, TimeSpan, decode_value
+from bzrk.cli.table import MIN_COLUMN, fit, render
 
 
 def test_dynamic_round_trip_through_the_wire_encoding() -> None:
@@ -63,3 +58,45 @@ def test_sizes_and_agents() -> None:
     ]
     assert agent_detected({"CLAUDECODE": "1"}) and agent_detected({"GEMINI_CLI": "1"})
     assert not agent_detected({"TERM": "xterm"})
+
+
+def test_json_lines_are_one_object_per_row() -> None:
+    assert to_jsonl(["a", "b"], [[1, DateTime(0)], [None, {"k": [1]}]]) == (
+        '{"a": 1, "b": "1970-01-01T00:00:00.0000000Z"}\n{"a": null, "b": {"k": [1]}}\n'
+    )
+    assert to_jsonl(["a"], []) == ""
+
+
+def test_columns_fit_the_width_without_being_squeezed_to_a_letter() -> None:
+    names = ["timestamp", "severity_text", "body", "trace_id"]
+    natural = [28, 13, 60, 32]
+    assert fit(names, natural, 200).widths == natural  # room for all: natural widths
+    fitted = fit(names, natural, 80)
+    assert sum(fitted.widths) + 2 * (len(fitted.widths) - 1) <= 80
+    assert all(w >= min(n, MIN_COLUMN) for w, n in zip(fitted.widths, natural, strict=False))
+    assert fitted.widths[1] == 13  # a short column keeps its whole width; the long ones give
+    narrow = fit(names, natural, 30)
+    assert narrow.hidden and len(narrow.widths) + len(narrow.hidden) == 4
+    assert all(w >= MIN_COLUMN for w in narrow.widths)
+
+
+def test_a_fitted_table_cuts_values_visibly_and_a_wide_one_keeps_them() -> None:
+    table = Table(
+        "PrimaryResult",
+        ["n", "message", "extra"],
+        ["long", "string", "dynamic"],
+        [[1, "x" * 200, {"a": {"b": 1}}]],
+    )
+    fitted, hidden = render(table, width=40, wide=False)
+    console = Console(width=40, record=True, color_system=None)
+    console.print(fitted)
+    text = console.export_text()
+    assert all(len(line) <= 40 for line in text.splitlines())
+    assert "…" in text and hidden == []  # every column fits; the message is cut
+    wide, none_hidden = render(table, width=40, wide=True)
+    console = Console(width=400, record=True, color_system=None)
+    console.print(wide)
+    text = console.export_text()
+    assert none_hidden == [] and "…" not in text
+    assert "x" * 80 in text.replace("\n", "").replace(" ", "")  # whole, wrapped in its column
+    assert "└─ a" in text and "└─ b: 1" in text

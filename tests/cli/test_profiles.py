@@ -89,8 +89,17 @@ def test_unknown_flag_is_a_usage_error(bzrk: Run) -> None:
 def test_unreachable_gateway_is_an_error(bzrk: Run) -> None:
     result = bzrk("status", "--endpoint", "http://127.0.0.1:9", "--token", "x")
     assert result.returncode == 1
-    assert "cannot reach http://127.0.0.1:9" in result.stderr
+    assert (
+        "Gateway:  unreachable (cannot reach the gateway at http://127.0.0.1:9: connection refused)"
+        in result.stdout
+    )
     assert "Traceback" not in result.stderr
+    # A query names the hop that failed: the gateway, in a sentence, not grpcio's status text.
+    search = bzrk("search", "print 1", "--endpoint", "http://127.0.0.1:9", "--token", "x")
+    assert search.returncode == 1
+    assert search.stderr.strip() == (
+        "bzrk: cannot reach the gateway at http://127.0.0.1:9: connection refused"
+    )
 
 
 def test_version(bzrk: Run) -> None:

@@ -49,6 +49,10 @@ ROWS = [
             "when": "2024-01-02 03:04:05",
             "flag": False,
             "e": "",
+            # Keys a str.format over SQL text read as slots (issue 19).
+            "{0}": "slot",
+            "a{{b": "double",
+            "a{b": "single",
         },
     },
 ]
@@ -165,6 +169,17 @@ SAME_ANSWER = [
     "logs | parse body with 'line ' n:int | project n, r = tostring(attributes.http.route)",
     "logs | extend a = attributes | project-away attributes | project r = tostring(a.http.route)",
     "logs | sort by timestamp asc | take 3 | project h = tostring(attributes.http)",
+    # $raw's fields read the columns and bag paths they were made from (issue 21).
+    "logs | where $raw.body == 'line 1' | count",
+    "logs | project b = $raw.body, s = tostring($raw.severity_text), n = isnull($raw.span_name)",
+    "logs | where isnotempty($raw.body) and $raw.body != 'line 2' | project body",
+    "logs | project r = tostring($raw.attributes['http.route']), c = toint($raw.attributes.http.status_code)",
+    "logs | project e = isempty($raw.attributes), h = $raw.attributes.http, x = $raw.attributes.tags",
+    "logs | project s = tostring($raw.resource.service.name), r = tostring($raw.resource)",
+    "logs | extend body = 'changed' | project b = tostring($raw.body), body",
+    "logs | where body != 'x' | project-away body | project b = $raw.body",
+    "logs | summarize n = count() by b = tostring($raw.body) | order by b asc",
+    "logs | project t = tostring($raw.timestamp), x = $raw.nothing, d = $raw.duration",
 ]
 
 
@@ -203,6 +218,15 @@ def test_path_values_follow_kql_rules(chdb_backend, logs) -> None:  # type: igno
     ]
 
 
+def test_keys_with_braces_read_their_own_path(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "logs | where resource.service.name == 'batch' | project a = tostring(attributes['{0}']),"
+        " b = tostring(attributes['a{{b']), c = tostring(attributes['a{b'])"
+    )
+    assert _rows(chdb_backend, logs, text) == [["slot", "double", "single"]]
+    assert _rows(chdb_backend, logs, text, native=False) == [["slot", "double", "single"]]
+
+
 def test_dotted_keys_and_nested_paths_are_one_subcolumn(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
     flat = _rows(chdb_backend, logs, "logs | where attributes['http.route'] == '/' | count")
     nested = _rows(chdb_backend, logs, "logs | where attributes.http.route == '/' | count")
@@ -235,11 +259,14 @@ def test_service_filter_is_a_key_condition(chdb_backend, logs) -> None:  # type:
     sql = _sql(logs, "logs | where resource.service.name == 'checkout' | count")
     # In a filter a NULL name drops the row as '' would: the column is compared as it is.
     assert "(`resource`.`service`.`name` = 'checkout')" in sql and "ifNull" not in sql
-    # Not under NOT, and not against '' (which a NULL name equals in KQL).
+    # Not under NOT (a NULL name is not 'checkout': the row stays), and not against '' (which
+    # a NULL name equals in KQL).
     negated = _sql(logs, "logs | where not(resource.service.name == 'checkout') | count")
-    assert "ifNull(`resource`.`service`.`name`, '') = 'checkout'" in negated
+    assert "NOT ifNull((`resource`.`service`.`name` = 'checkout'), false)" in negated
+    # A dynamic compares by its stored type (issue 20): an absent name is null, not the
+    # string '', so == '' keeps only names stored as '' and the column is compared as it is.
     empty = _sql(logs, "logs | where resource.service.name == '' | count")
-    assert "ifNull(`resource`.`service`.`name`, '') = ''" in empty
+    assert "(`resource`.`service`.`name` = '')" in empty
     plan = chdb_backend.query_arrow(f"EXPLAIN indexes = 1 {sql}", settings=None).to_pylist()
     text = "\n".join(str(next(iter(r.values()))) for r in plan)
     assert "PrimaryKey" in text and "service.name" in text
@@ -339,3 +366,25 @@ def test_paths_of_one_type_convert_with_one_cast(chdb_backend, logs) -> None:  #
         assert sorted(map(repr, native)) == sorted(
             map(repr, _rows(chdb_backend, logs, text, native=False))
         )
+
+
+def test_raw_fields_read_their_columns_not_the_whole_record(logs) -> None:  # type: ignore[no-untyped-def]
+    # `$raw` is an ALIAS casting every column to one JSON object: ~0.7 ms a row to filter on.
+    sql = _sql(logs, "logs | where $raw.body == 'line 1' | count")
+    assert "$raw" not in sql and "`body` = 'line 1'" in sql
+    sql = _sql(logs, "logs | where tostring($raw.attributes['http.route']) == '/' | count")
+    assert "$raw" not in sql and "`attributes`.`http`.`route`" in sql
+
+
+def test_raw_fields_keep_the_stored_value(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    # The whole-record alias re-reads strings that look like times as DateTime
+    # ("2024-01-02T03:04:05Z" came out as "2024-01-02 03:04:05"); a field of $raw is now the
+    # field as stored, as the bag path and the column read it.
+    rows = _rows(
+        chdb_backend,
+        logs,
+        "logs | where isnotempty(tostring(attributes.n.t)) | project r = tostring($raw.attributes.n.t),"
+        " a = tostring(attributes.n.t), w = tostring($raw.attributes)",
+    )
+    assert [r[:2] for r in rows] == [["2024-01-02T03:04:05Z", "2024-01-02T03:04:05Z"]]
+    assert '"t":"2024-01-02T03:04:05Z"' in rows[0][2]

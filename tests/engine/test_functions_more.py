@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from bzrk.engine.oneshot import execute_text
+from bzrk.kql.diagnostics import KqlError
 
 
 def rows(backend: Any, kql: str) -> list[list[Any]]:
@@ -327,12 +328,14 @@ def test_bin_auto_uses_the_query_options(chdb_backend) -> None:  # type: ignore[
 
 
 def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    # Sessions: at most 10 from the first value, at most 3 between neighbours, new per key.
+    # Sessions: at most 10 s from the first value, at most 3 s between neighbours, new per
+    # key. Kusto types the first argument as datetime (a long is a type error).
     got = rows(
         chdb_backend,
         "datatable(k: string, v: long)['a', 1, 'a', 3, 'a', 6, 'a', 12, 'a', 13, 'a', 20, 'b', 21] "
-        "| sort by k asc, v asc | extend s = row_window_session(v, 10, 3, k != prev(k)) "
-        "| project v, s",
+        "| sort by k asc, v asc | extend t = datetime(2024-01-01) + v * 1s "
+        "| extend s = row_window_session(t, 10s, 3s, k != prev(k)) "
+        "| project v, s = (s - datetime(2024-01-01)) / 1s",
     )
     assert got == [[1, 1], [3, 1], [6, 1], [12, 12], [13, 12], [20, 20], [21, 21]]
     t0 = 17_128_296_000_000_001  # odd ticks must survive
@@ -341,6 +344,8 @@ def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-unt
         "print t = datetime(2024-04-11 10:00:00.0000001) "
         "| extend s = row_window_session(t, 1h, 5m)",
     ) == [[t0, t0]]
+    with pytest.raises(KqlError):
+        rows(chdb_backend, "print v = 1 | extend s = row_window_session(v, 10, 3)")
 
 
 def test_toscalar_rejects_row_values_but_takes_constants(chdb_backend) -> None:  # type: ignore[no-untyped-def]

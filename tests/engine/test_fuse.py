@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import query as compile_query
-from bzrk.engine.compile.fuse import fuse_chain
+from bzrk.engine.compile.passes import render as compile_render
+from bzrk.engine.compile.passes.fuse import fuse_chain
 from bzrk.engine.compile.query import QueryCompiler
 from bzrk.engine.compile.typed import T
 from bzrk.engine.oneshot import execute_text
@@ -95,7 +95,7 @@ QUERIES = [
 @pytest.mark.parametrize("kql", QUERIES)
 def test_answers_equal_the_unmerged_ones(chdb_backend, monkeypatch, kql: str) -> None:  # type: ignore[no-untyped-def]
     merged = execute_text(chdb_backend, kql).tables[0].rows
-    monkeypatch.setattr(compile_query, "fuse_chain", lambda ctes, final, stored: (ctes, final))
+    monkeypatch.setattr(compile_render, "fuse_chain", lambda ctes, final, stored: (ctes, final))
     unmerged = execute_text(chdb_backend, kql).tables[0].rows
     assert sorted(merged, key=repr) == sorted(unmerged, key=repr)  # a join's order may vary
     assert merged  # every query here has rows

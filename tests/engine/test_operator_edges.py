@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from bzrk.engine.errors import EngineError
 from bzrk.engine.oneshot import execute_text
 
 
@@ -72,3 +75,58 @@ def test_fork_branches_take_their_as_names() -> None:
         "A",
         "GenericResult1",
     ]
+
+
+def test_tail_is_the_newest_rows_newest_first(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = """
+    datatable(timestamp:datetime, s:string)
+    [datetime(2024-01-02), 'b', datetime(2024-01-04), 'd', datetime(2024-01-01), 'a',
+     datetime(2024-01-03), 'c']
+    | tail 2 | project s"""
+    assert rows(chdb_backend, kql) == [["d"], ["c"]]
+    # Without a `timestamp`, the first datetime column says which rows are newest.
+    other = "datatable(n:long, at:datetime)[1, datetime(2024-01-01), 2, datetime(2024-01-05)]"
+    assert rows(chdb_backend, other + " | tail 1 | project n") == [[2]]
+
+
+def test_tail_without_a_datetime_column_is_a_located_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(EngineError) as raised:
+        rows(chdb_backend, "range x from 1 to 5 step 1 | tail 2")
+    assert raised.value.code == "InvalidArgument"
+    assert "tail needs a datetime column" in str(raised.value)
+
+
+FIELDS = """datatable(timestamp:datetime, body:string, attributes:dynamic)[
+    datetime(2024-01-01), 'a', dynamic({"http": {"method": "GET", "code": 200}, "user": "u1"}),
+    datetime(2024-01-02), 'b', dynamic({"http": {"method": "POST", "code": "500"}, "tags": [1]}),
+    datetime(2024-01-03), 'c', dynamic(null)]"""
+
+
+def test_fieldstats_paths_types_cardinality_frequency(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    got = {r[0]: r[1:4] for r in rows(chdb_backend, FIELDS + " | fieldstats attributes")}
+    assert got == {
+        # Stored as a number on one record and a string on the other: dynamic.
+        "attributes.http.code": ["dynamic", 2, 2 / 3],
+        "attributes.http.method": ["string", 2, 2 / 3],
+        "attributes.tags": ["dynamic", 1, 1 / 3],
+        "attributes.user": ["string", 1, 1 / 3],
+    }
+    hint = rows(chdb_backend, FIELDS + ' | fieldstats attributes with field="*CODE*"')
+    assert [(r[0], r[4]) for r in hint] == [
+        ("attributes.http.code", {"types": ["long", "string"], "examples": ["200", "500"]})
+    ]
+
+
+def test_fieldstats_depth_counts_levels_below_the_column(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    top = rows(chdb_backend, FIELDS + " | fieldstats with depth=1")
+    assert {r[0]: r[1] for r in top} == {
+        "timestamp": "datetime",
+        "body": "string",
+        "attributes": "dynamic",
+    }
+    one = rows(chdb_backend, FIELDS + " | fieldstats attributes with depth=1")
+    # A cut path is one field per record, however many keys are under it.
+    assert {r[0]: r[3] for r in one}["attributes.http"] == 2 / 3
+    with pytest.raises(EngineError) as raised:
+        rows(chdb_backend, FIELDS + " | fieldstats with limit=0")
+    assert raised.value.code == "InvalidArgument"

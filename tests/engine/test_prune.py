@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.prune import prune_columns
+from bzrk.engine.compile.passes.prune import prune_columns
 from bzrk.engine.compile.query import QueryCompiler
 from bzrk.engine.compile.typed import T
 from bzrk.engine.oneshot import execute_text

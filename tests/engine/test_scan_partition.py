@@ -101,7 +101,7 @@ def test_partition_with_a_query_per_key(chdb_backend) -> None:  # type: ignore[n
 
 
 def test_scan_refuses_huge_groups_quickly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.engine.compile.scan import MAX_GROUP_ROWS
+    from bzrk.engine.compile.operators.scan import MAX_GROUP_ROWS
     from bzrk.engine.errors import EngineError
 
     with pytest.raises(EngineError, match="more than"):

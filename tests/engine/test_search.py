@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
 from bzrk.engine.oneshot import execute_text
+from bzrk.kql.diagnostics import KqlError
 
 VIEWS = """
 let Logs = view () { datatable(msg:string, code:long) ["disk error on sda", 500, "all good", 200, "Error: timeout", 504] };
@@ -45,5 +45,6 @@ def test_piped_search_and_case_sensitivity(chdb_backend) -> None:  # type: ignor
 
 
 def test_search_with_no_matching_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(KqlError) as err:
         table(chdb_backend, "Logs | search nosuch == 1")
+    assert err.value.code == "UnknownName"

@@ -65,11 +65,11 @@ def test_table_values_keep_100ns_precision_and_bag_types(chdb_backend, ch_databa
 
 
 def test_unknown_table_is_a_located_error(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.engine.compile.errors import CompileError
+    from bzrk.kql.diagnostics import KqlError
 
     try:
         execute_text(chdb_backend, "nope | take 1", resolver=OneTable(ch_database))
-    except CompileError as exc:
+    except KqlError as exc:
         assert exc.code == "UnknownTable"
         assert exc.span is not None and exc.span.start == 0
     else:

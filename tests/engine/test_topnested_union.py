@@ -8,6 +8,7 @@ import pytest
 
 from bzrk.engine.compile.errors import CompileError
 from bzrk.engine.oneshot import execute_text
+from bzrk.kql.diagnostics import KqlError
 
 DATA = """
 let T = datatable(region:string, host:string, bytes:long) [
@@ -52,8 +53,9 @@ def test_union_wildcard_and_fuzzy(chdb_backend) -> None:  # type: ignore[no-unty
 
 
 def test_union_unknown_table_without_fuzzy_is_an_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(KqlError) as err:
         table(chdb_backend, "union (print x = 1), Missing")
+    assert err.value.code in ("UnknownName", "UnknownTable")
 
 
 def test_union_split_columns_yield_to_real_names(chdb_backend) -> None:  # type: ignore[no-untyped-def]

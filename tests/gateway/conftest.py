@@ -115,7 +115,12 @@ class EchoUpstream:
                 p = verify_internal_token(self.keys, auth, self.audience(request.url.path))
             except InvalidInternalToken:
                 return JSONResponse({"upstream": "refused"}, status_code=401)
-            principal = {"subject": p.subject, "roles": list(p.roles), "kind": p.kind}
+            principal = {
+                "subject": p.name,
+                "key": p.key,
+                "roles": list(p.roles),
+                "kind": p.kind,
+            }
         body = await request.body()
         if request.url.path == "/v2/rest/query" and body.startswith(b'{"stream"'):
             return StreamingResponse(
@@ -193,7 +198,7 @@ def env(tmp_path: Path) -> Iterator[Env]:
     for key in ("query", "otlp_http", "ui"):
         ctx.addresses[key] = server.url
     config = GatewayConfig(
-        limits=Limits(max_body_bytes=TEST_MAX_BODY), allow_loopback_metadata_documents=True
+        limits=Limits(max_body_bytes=TEST_MAX_BODY), allow_private_metadata_documents=True
     )
     yield Env(ctx, creds, upstream, create_app(ctx, config))
     upstream.release.set()
@@ -211,10 +216,22 @@ def live_env(tmp_path: Path) -> Iterator[Env]:
     server = ServerThread().start(upstream.app())
     for key in ("query", "otlp_http", "ui"):
         ctx.addresses[key] = server.url
-    app = create_app(ctx, GatewayConfig(allow_loopback_metadata_documents=True))
+    app = create_app(ctx, GatewayConfig(allow_private_metadata_documents=True))
     gateway.start(app)
     yield Env(ctx, creds, upstream, app)
     upstream.release.set()
     gateway.stop()
     server.stop()
     ctx.meta.close()
+
+
+@pytest.fixture(scope="session")
+def plain_dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real ``bzrk dev`` without demo data, for the auth-matrix tests that change its
+    state (databases, grants, users): the shared demo server stays as other tests expect it."""
+    from bzrk.testing import DevServer
+
+    server = DevServer(tmp_path_factory.mktemp("plain-dev"))
+    server.start()
+    yield server
+    server.stop()

@@ -126,7 +126,7 @@ async def test_unknown_service_principal_token(env: Env) -> None:
 
 async def test_internal_jwt_is_not_accepted_at_the_edge(env: Env) -> None:
     # Even a genuine gateway-signed token is no credential for the public edge.
-    jwt = env.ctx.keys.sign(Principal("admin", ("admin",)), audience="query")
+    jwt = env.ctx.keys.sign(Principal("user", "admin-id", "admin", ("admin",)), audience="query")
     async with client(env.app) as c:
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(jwt))
     assert_refused(r, 401, jwt)
@@ -303,22 +303,77 @@ async def test_wrong_password_gets_no_session(env: Env) -> None:
     assert unknown.status_code == 401 and unknown.json() == r.json()  # no user enumeration
 
 
-async def _admin_logins(c: Any, passwords: list[str]) -> list[int]:
+def at(env: Env, address: str) -> httpx.AsyncClient:
+    """A client connecting from ``address`` (the gateway keys login buckets by the peer)."""
+    transport = httpx.ASGITransport(app=env.app, client=(address, 40000))
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+
+def recorded_delays(env: Env) -> list[float]:
+    """Make throttled sign-ins record their wait instead of sleeping, at one frozen instant
+    (no timing in tests: every attempt lands at the same moment, as a burst would)."""
+    delays: list[float] = []
+    frozen = time.time()
+    env.state.clock = lambda: frozen
+
+    async def sleep(seconds: float) -> None:
+        delays.append(seconds)
+
+    env.state.sleep = sleep
+    return delays
+
+
+async def _logins(c: Any, username: str, passwords: list[str]) -> list[int]:
     return [
-        (await c.post("/auth/login", json={"username": "admin", "password": p})).status_code
+        (await c.post("/auth/login", json={"username": username, "password": p})).status_code
         for p in passwords
     ]
 
 
-async def test_login_is_rate_limited(env: Env) -> None:
-    async with client(env.app) as c:
-        codes = await _admin_logins(c, [f"x{i}" for i in range(8)])
-        # Throttled now, even with the right password.
+async def test_login_guessing_from_elsewhere_does_not_lock_the_user_out(env: Env) -> None:
+    delays = recorded_delays(env)
+    async with at(env, "203.0.113.7") as attacker, at(env, "198.51.100.2") as owner:
+        guesses = await _logins(attacker, "admin", [f"x{i}" for i in range(8)])
+        assert delays == [10.0, 20.0]  # past the burst: waits, then checks (not refused)
+        delays.clear()
+        # The owner, from a clean address, signs in at once with the right password.
+        right = await owner.post(
+            "/auth/login", json={"username": "admin", "password": env.creds.admin_password}
+        )
+        assert right.status_code == 200 and "bzrk_session" in right.cookies and delays == []
+        # Only the guessing pair is refused, and only once its wait would pass the cap.
+        again = await attacker.post(
+            "/auth/login", json={"username": "admin", "password": env.creds.admin_password}
+        )
+    assert guesses == [401] * 7 + [429]
+    assert again.status_code == 429 and int(again.headers["retry-after"]) > 0
+
+
+async def test_a_delayed_sign_in_with_the_right_password_succeeds(env: Env) -> None:
+    delays = recorded_delays(env)
+    async with at(env, "203.0.113.8") as c:
+        assert await _logins(c, "admin", [f"x{i}" for i in range(5)]) == [401] * 5
         right = await c.post(
             "/auth/login", json={"username": "admin", "password": env.creds.admin_password}
         )
-    assert codes[:5] == [401] * 5 and codes[-1] == 429
-    assert right.status_code == 429 and int(right.headers["retry-after"]) > 0
+    assert right.status_code == 200 and delays == [10.0]
+
+
+async def test_one_address_guessing_many_users_is_slowed_per_address(env: Env) -> None:
+    delays = recorded_delays(env)
+    async with at(env, "203.0.113.9") as sprayer, at(env, "198.51.100.3") as owner:
+        codes = [
+            (
+                await sprayer.post("/auth/login", json={"username": f"u{i}", "password": "x"})
+            ).status_code
+            for i in range(25)
+        ]
+        right = await owner.post(
+            "/auth/login", json={"username": "admin", "password": env.creds.admin_password}
+        )
+    assert codes[:20] == [401] * 20 and codes[-1] == 429  # 20 burst, then 5 s apart, cap 20 s
+    assert delays[:4] == [5.0, 10.0, 15.0, 20.0]
+    assert right.status_code == 200
 
 
 async def test_login_form_without_csrf_cookie(env: Env) -> None:
@@ -367,7 +422,7 @@ async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # 
     key = Ed25519PrivateKey.generate()
     other_keys = InternalKeys(key, key.public_key())  # right shape, wrong key
     real_keys = InternalKeys.load_or_create(dev_server.data_dir)
-    admin = Principal("admin", ("admin",))
+    admin = Principal("user", "admin-id", "admin", ("admin",))
     cases = {
         "forged": other_keys.sign(admin, audience="query"),
         "expired": real_keys.sign(admin, audience="query", ttl_s=60, now=time.time() - 3600),
@@ -401,7 +456,7 @@ def test_forged_internal_tokens_on_the_query_port_over_grpc(dev_server) -> None:
 
     real_keys = InternalKeys.load_or_create(dev_server.data_dir)
     expired = real_keys.sign(
-        Principal("admin", ("admin",)), audience="query", now=time.time() - 600
+        Principal("user", "admin-id", "admin", ("admin",)), audience="query", now=time.time() - 600
     )
     channel, call = stub(urlsplit(dev_server.credentials["query"]).netloc)
     with channel:
@@ -706,7 +761,9 @@ async def test_member_cannot_use_the_admin_api(env: Env) -> None:
         assert (
             await c.post("/api/v1/admin/service-principals", json={"name": "x"}, headers=h)
         ).status_code == 403
-        assert (await c.get("/api/v1/admin/tables", headers=h)).status_code == 403
+        # Tables and ingest tokens go to the ingest admin API, which decides per database.
+        tables = await c.get("/api/v1/admin/tables", headers=h)
+        assert tables.status_code == 200 and tables.json()["path"] == "/admin/v1/tables"
         member_sp = await c.post(
             "/api/v1/admin/service-principals", json={"name": "ci"}, headers=admin
         )
@@ -767,10 +824,11 @@ async def test_no_secret_reaches_the_logs(env: Env, caplog: pytest.LogCaptureFix
         assert secret not in text and secret[:16] not in text
 
 
-async def test_right_passwords_do_not_use_up_the_per_user_budget(env: Env) -> None:
-    # Guessing is limited per user; an admin signing in from several tabs or scripts is not.
-    async with client(env.app) as c:
-        codes = await _admin_logins(c, [env.creds.admin_password] * 8)
-        wrong = await _admin_logins(c, [f"x{i}" for i in range(6)])
+async def test_right_passwords_do_not_use_up_the_budget(env: Env) -> None:
+    # Guessing is limited; an admin signing in from several tabs or scripts is not.
+    delays = recorded_delays(env)
+    async with at(env, "198.51.100.4") as c:
+        codes = await _logins(c, "admin", [env.creds.admin_password] * 8)
+        wrong = await _logins(c, "admin", [f"x{i}" for i in range(8)])
     assert codes == [200] * 8
-    assert wrong[:5] == [401] * 5 and wrong[-1] == 429
+    assert wrong == [401] * 7 + [429] and delays == [10.0, 20.0]

@@ -63,7 +63,8 @@ def test_service_principal_token_on_grpc(dev: dict[str, Any]) -> None:
 
 
 def test_service_principal_tokens_with_the_kusto_sdk(dev: dict[str, Any]) -> None:
-    """Roles travel in the internal token: ``.show databases`` is for admins only."""
+    """``.show databases`` lists what the caller may query (ADX's semantics): a new member
+    sees ``default``; a database without a grant is refused with 403."""
 
     def kusto(token: str) -> KustoClient:
         return KustoClient(
@@ -80,8 +81,11 @@ def test_service_principal_tokens_with_the_kusto_sdk(dev: dict[str, Any]) -> Non
         sp = c.post("/api/v1/admin/service-principals", json={"name": "e2e-member"}).json()
         sp_id = sp["service_principal"]["id"]
         member_token = c.post(f"/api/v1/admin/service-principals/{sp_id}/tokens", json={}).json()
-    with kusto(member_token["token"]) as member, pytest.raises(KustoServiceError) as refused:
-        member.execute_mgmt("default", ".show databases")
+    with kusto(member_token["token"]) as member:
+        listed = member.execute_mgmt("default", ".show databases").primary_results[0]
+        assert [row[0] for row in listed] == ["default"]
+        with pytest.raises(KustoServiceError) as refused:
+            member.execute_query("no-grant-here", "print 1")
     assert refused.value.http_response is not None
     assert refused.value.http_response.status_code == 403
 

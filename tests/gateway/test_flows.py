@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from bzrk.auth.accounts import resolve_principal
 from bzrk.testing import client
 from tests.gateway.conftest import Env, ServerThread
 from tests.gateway.flows import (
@@ -35,6 +36,14 @@ from tests.gateway.flows import (
 
 pytestmark = pytest.mark.anyio
 QUERY = {"db": "default", "csl": "default | take 1"}
+
+
+def admin_key(env: Env) -> str:
+    return resolve_principal(env.ctx.meta, "user:admin").key
+
+
+def dev_key(env: Env) -> str:
+    return resolve_principal(env.ctx.meta, "sp:dev").key
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -108,6 +117,7 @@ async def test_mcp_client_oauth_flow(live_env: Env) -> None:
             assert again.status_code == 200 and not callback
     assert seen["path"] == "/mcp" and seen["principal"] == {
         "subject": "admin",
+        "key": admin_key(live_env),
         "roles": ["admin"],
         "kind": "user",
     }
@@ -156,6 +166,7 @@ async def test_service_principal_token_on_forwarded_surfaces(env: Env) -> None:
             assert seen["path"] == path and seen["query"] == "trace=1"
             assert seen["principal"] == {
                 "subject": "dev",
+                "key": dev_key(env),
                 "roles": ["admin"],
                 "kind": "service_principal",
             }
@@ -224,6 +235,7 @@ async def test_admin_api_service_principals_and_users(env: Env) -> None:
         r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(issued.json()["token"]))
         assert r.json()["principal"] == {
             "subject": "grafana",
+            "key": f"sp:{sp_id}",
             "roles": ["member"],
             "kind": "service_principal",
         }

@@ -272,7 +272,8 @@ def test_sdk_exporters_and_loki_reach_disk(tmp_path) -> None:
         f" WHERE body IN ('disk almost full', 'json line') ORDER BY body",
     )
     assert [r["body"] for r in loki] == ["disk almost full", "json line"]
-    assert loki[0]["severity_text"] == "warn" and loki[0]["svc"] == "promtail-app"
+    # OTel's name for the level label, so `severity_text == "WARN"` finds Loki warnings too.
+    assert loki[0]["severity_text"] == "WARN" and loki[0]["svc"] == "promtail-app"
     assert json.loads(loki[0]["attrs"]) == {
         "env": "prod",
         "level": "warn",

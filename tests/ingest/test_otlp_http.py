@@ -342,12 +342,13 @@ async def test_loki_labels_route_and_metadata(catalog, ingest_app, ingest_token)
     assert response.status_code == 204, response.text
     edge = catalog.qualified_name("default", "edge")
     [row] = catalog.backend.query_arrow(
-        f"SELECT body, severity_text, resource.`service.name` AS svc,"
+        f"SELECT body, severity_text, severity_number, resource.`service.name` AS svc,"
         f" toJSONString(attributes) AS attrs, toUnixTimestamp64Nano(timestamp) AS ts FROM {edge}"
     ).to_pylist()
-    assert (row["body"], row["severity_text"], row["svc"], row["ts"]) == (
+    assert (row["body"], row["severity_text"], row["severity_number"], row["svc"], row["ts"]) == (
         "upstream timed out",
-        "error",
+        "ERROR",
+        17,
         "nginx",
         NOW,
     )

@@ -151,6 +151,10 @@ def test_raw_does_not_survive_project() -> None:
         ("print count()", "TypeMismatch"),
         ("NoSuchTable | take 1", "UnknownTable"),
         ("T | evaluate no_such_plugin()", "UnknownFunction"),
+        ("print x = 1 | extend r = x in (1, 'a')", "TypeMismatch"),
+        ("T | where b !in~ ('x', 2)", "TypeMismatch"),
+        ("print bin_auto('a')", "TypeMismatch"),
+        ("print v = 1 | extend s = row_window_session(v, 10, 3)", "TypeMismatch"),
     ],
 )
 def test_semantic_errors(query: str, code: str) -> None:
@@ -241,3 +245,41 @@ def test_project_by_names() -> None:
         ("Country", "string"),
         ("Name", "string"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # an item sees the ones before it in the same extend / project / print
+        (
+            "T | extend c = a, d = c + 1",
+            [("a", "long"), ("b", "string"), ("c", "long"), ("d", "long")],
+        ),
+        ("T | project c = a * 2, d = c + 1", [("c", "long"), ("d", "long")]),
+        ("print a = 1, b = a + 0.5", [("a", "long"), ("b", "real")]),
+        # ... except where it shadows an input column: the input's column is read
+        ("T | project b = 1, n = strlen(b)", [("b", "long"), ("n", "long")]),
+        # ints and reals are one family in an in-list
+        ("T | where a in (1, 2.5) | count", [("Count", "long")]),
+        # bin_auto over numbers and timespans keeps the argument's type (ADX)
+        ("T | summarize count() by bin_auto(a)", [("a", "long"), ("count_", "long")]),
+    ],
+)
+def test_items_see_earlier_items_and_numeric_bin_auto(
+    query: str, expected: list[tuple[str, str]]
+) -> None:
+    assert schema(query, G.with_permissive(False)) == expected
+
+
+def test_pattern_bodies_see_their_parameters() -> None:
+    text = """declare pattern country = (name:string)[state:string]
+    { ("USA").["Washington"] = { print Capital = "Olympia", Country = name }; };
+    country("USA").Washington"""
+    assert schema(text, G.with_permissive(False)) == [("Capital", "string"), ("Country", "string")]
+
+
+def test_union_wildcards_match_the_querys_own_views() -> None:
+    text = """let V_1 = view () { print x = 1 };
+    let V_2 = view () { print x = 2 };
+    union isfuzzy=true V*, (Missing | where x > 0) | order by x asc"""
+    assert schema(text, G.with_permissive(False)) == [("x", "long")]

@@ -16,7 +16,14 @@ import pytest
 import sqlalchemy as sa
 
 from bzrk.meta import schema
-from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, Conflict, MetaStore, NotFound
+from bzrk.meta.store import (
+    DEFAULT_DATABASE,
+    DEFAULT_TABLE,
+    Conflict,
+    MetaStore,
+    NotFound,
+    utcnow,
+)
 
 
 def _check_store(store: MetaStore) -> None:
@@ -123,3 +130,101 @@ def test_postgresql_from_empty(postgres_url: str) -> None:
         _check_store(store)
     finally:
         store.close()
+
+
+def _check_0003(store: MetaStore) -> None:
+    """Runs and saved queries named their owner by a bare name; 0003 makes them keys, and a
+    name both a user and a service principal carry cannot be attributed to either."""
+    store.migrate("0002")
+    now = utcnow()
+    with store.engine.begin() as conn:
+        for user_id, name, role in (
+            ("u-alice", "alice", "member"),
+            ("u-dev", "dev", "member"),
+            ("u-root", "root", "admin"),
+        ):
+            conn.execute(
+                sa.insert(schema.users).values(
+                    id=user_id,
+                    username=name,
+                    display_name="",
+                    role=role,
+                    disabled=False,
+                    created_at=now,
+                )
+            )
+        for sp_id, name, role in (("s-dev", "dev", "admin"), ("s-ci", "ci", "member")):
+            conn.execute(
+                sa.insert(schema.service_principals).values(
+                    id=sp_id, name=name, display_name="", role=role, created_at=now
+                )
+            )
+        for run_id, owner in (("r1", "alice"), ("r2", "dev"), ("r3", "ci"), ("r4", "gone")):
+            conn.execute(
+                sa.insert(schema.runs).values(
+                    id=run_id,
+                    query="print 1",
+                    database="default",
+                    parameters={},
+                    principal=owner,
+                    surface="mcp",
+                    status="complete",
+                    started_at=now,
+                )
+            )
+        conn.execute(
+            sa.insert(schema.saved_queries).values(
+                id="q1",
+                folder="",
+                name="mine",
+                query="print 1",
+                description="",
+                owner="alice",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    store.migrate("0003")
+    assert store.current_revision() == "0003"
+    with store.engine.connect() as conn:
+        owners = dict(conn.execute(sa.select(schema.runs.c.id, schema.runs.c.principal)).all())
+        saved = conn.execute(sa.select(schema.saved_queries.c.owner)).scalar()
+        grants = {
+            (row.principal, row.relation)
+            for row in conn.execute(sa.select(schema.grants.c.principal, schema.grants.c.relation))
+        }
+    assert owners == {
+        "r1": "user:u-alice",
+        "r2": "legacy:dev",
+        "r3": "sp:s-ci",
+        "r4": "legacy:gone",
+    }
+    assert saved == "user:u-alice"
+    # Members keep what a new member gets: viewer on default; admins need no tuple.
+    assert grants == {("user:u-alice", "viewer"), ("user:u-dev", "viewer"), ("sp:s-ci", "viewer")}
+
+
+def test_0003_rewrites_owner_names_as_principal_keys(tmp_path: Path) -> None:
+    store = MetaStore.for_data_dir(tmp_path)
+    try:
+        _check_0003(store)
+    finally:
+        store.close()
+
+
+def test_0003_on_postgresql(postgres_url: str) -> None:
+    store = MetaStore(postgres_url)
+    try:
+        _check_0003(store)
+    finally:
+        store.close()
+
+
+def test_the_metadata_file_is_private(tmp_path: Path) -> None:
+    store = MetaStore.for_data_dir(tmp_path)
+    store.migrate()
+    store.close()
+    for name in ("meta.sqlite3", "meta.sqlite3-wal", "meta.sqlite3-shm"):
+        path = tmp_path / name
+        if path.exists():
+            assert path.stat().st_mode & 0o077 == 0, name

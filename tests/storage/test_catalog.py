@@ -218,3 +218,26 @@ def test_discover_fields_samples_across_services(catalog: StorageCatalog) -> Non
     fields = {f.path: f for f in catalog.discover_fields("default", "default")}
     assert {"attributes.only.aaa", "attributes.only.zzz"} <= set(fields)
     assert 0.3 < fields["attributes.only.zzz"].frequency < 0.7
+
+
+def test_the_table_source_states_how_every_column_stores_absence(catalog: StorageCatalog) -> None:
+    from bzrk.engine.catalog_resolver import CatalogResolver
+
+    source = CatalogResolver(catalog, "default").resolve("default")
+    assert source is not None
+    assert {name for name, _ in source.columns} <= set(source.absent)
+    assert source.absent["severity_text"] == "null"  # NULL in a Nullable column
+    assert source.absent["events"] == "[]" and source.absent["attributes"] == "{}"
+    assert source.absent["timestamp"] == "never"
+    assert source.absent["resource.service.name"] == "null"  # the typed path is Nullable
+    # What the catalogue states is what the rows hold: a log row without a span name.
+    write_rows(
+        catalog.backend,
+        catalog.qualified_name("default", "default"),
+        [{"timestamp": 1_700_000_000 * 10**9, "ingest_time": 1_700_000_000 * 10**9}],
+    )
+    [row] = catalog.backend.query_arrow(
+        f"SELECT span_name IS NULL AS n, empty(events) AS e, toJSONString(attributes) AS a "
+        f"FROM {catalog.qualified_name('default', 'default')}"
+    ).to_pylist()
+    assert row == {"n": 1, "e": 1, "a": "{}"}

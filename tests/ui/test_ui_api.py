@@ -7,25 +7,8 @@ import json
 from typing import Any
 
 import httpx
-import pytest
 
-
-@pytest.fixture(scope="module")
-def creds(dev_server) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    return dev_server.credentials
-
-
-@pytest.fixture
-def session(creds: dict[str, Any]):  # type: ignore[no-untyped-def]
-    """A browser-like client signed in with the admin account, CSRF header set."""
-    with httpx.Client(base_url=creds["gateway"], timeout=60) as c:
-        answer = c.post(
-            "/auth/login",
-            json={"username": creds["admin_user"], "password": creds["admin_password"]},
-        )
-        assert answer.status_code == 200, answer.text
-        c.headers["X-CSRF-Token"] = answer.json()["csrf_token"]
-        yield c
+from tests.ui.clients import member_token
 
 
 def test_discovery_needs_a_credential(creds: dict[str, Any]) -> None:
@@ -107,7 +90,7 @@ def test_query_library_crud(creds: dict[str, Any], session: httpx.Client) -> Non
     assert session.delete(f"/api/v1/library/queries/{saved['id']}").status_code == 401
     session.headers["X-CSRF-Token"] = token
     # A member principal may read but not change someone else's query.
-    member = _member_token(session)
+    member = member_token(session, "library-reader")
     with httpx.Client(
         base_url=creds["gateway"], timeout=30, headers={"Authorization": f"Bearer {member}"}
     ) as other:
@@ -115,11 +98,3 @@ def test_query_library_crud(creds: dict[str, Any], session: httpx.Client) -> Non
         assert other.delete(f"/api/v1/library/queries/{saved['id']}").status_code == 403
     assert session.delete(f"/api/v1/library/queries/{saved['id']}").status_code == 204
     assert session.get(f"/api/v1/library/queries/{saved['id']}").status_code == 404
-
-
-def _member_token(session: httpx.Client) -> str:
-    sp = session.post(
-        "/api/v1/admin/service-principals", json={"name": "library-reader", "role": "member"}
-    )
-    sp_id = sp.json()["service_principal"]["id"]
-    return session.post(f"/api/v1/admin/service-principals/{sp_id}/tokens", json={}).json()["token"]

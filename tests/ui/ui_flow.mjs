@@ -1,49 +1,16 @@
 // End-to-end UI flow in headless Chromium (Debian's /usr/bin/chromium via playwright-core):
 // sign in, run a progressive query and watch snapshots replace each other, render a timechart,
 // open an error with its highlighted span, create and revoke a service principal.
-// Env: BZRK_GATEWAY, BZRK_USER, BZRK_PASSWORD, BZRK_ARTIFACTS, BZRK_CHROMIUM, BZRK_UI_WEB.
+// Env: see browser.mjs.
 // Prints one JSON line with what it measured; exits non-zero on the first failed step.
-import { mkdir } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { check, finish, gateway, open, shot as shotOf, setQuery as setQueryOf } from './browser.mjs';
 
 const env = process.env;
-const require = createRequire(path.join(env.BZRK_UI_WEB, 'package.json'));
-const { chromium } = require('playwright-core');
-const gateway = env.BZRK_GATEWAY;
-const artifacts = env.BZRK_ARTIFACTS;
-await mkdir(artifacts, { recursive: true });
-const report = { steps: [] };
-const STEP_TIMEOUT = 60_000;
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-const browser = await chromium.launch({
-  executablePath: env.BZRK_CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-const page = await context.newPage();
-page.setDefaultTimeout(STEP_TIMEOUT);
-// confirm() is accepted; prompt() answers come from this queue (query library: name, folder).
-const promptAnswers = [];
-page.on('dialog', (dialog) => dialog.accept(dialog.type() === 'prompt' ? promptAnswers.shift() ?? '' : undefined));
-const consoleErrors = [];
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-
-async function shot(name) {
-  await page.screenshot({ path: path.join(artifacts, `${name}.png`) });
-  report.steps.push(name);
-}
-
-async function setQuery(text) {
-  // Through Monaco's model (typing would trigger auto-closing brackets and completions).
-  await page.evaluate((t) => window.monaco.editor.getModels()[0].setValue(t), text);
-}
+const report = { flow: 'ui', steps: [] };
+const { browser, page } = await open(report);
+const consoleErrors = report.console_errors;
+const shot = (name) => shotOf(page, report, name);
+const setQuery = (text) => setQueryOf(page, text);
 
 /** Runs the query and records every snapshot count the results pane shows until done. */
 async function runAndWatch(text) {
@@ -67,7 +34,7 @@ async function runAndWatch(text) {
   }));
 }
 
-try {
+await finish(report, browser, page, async () => {
   // 1. sign in
   await page.goto(`${gateway}/`);
   await page.waitForSelector('form.login');
@@ -174,11 +141,14 @@ try {
   await page.waitForSelector('.history-item');
   report.history_items = await page.locator('.history-item').count();
   check(report.history_items >= 4, `history shows ${report.history_items} runs`);
-  promptAnswers.push('service kinds', 'ui-test/charts');
   await page.click('button:has-text("Save…")');
+  await page.fill('#save-name', 'service kinds');
+  await page.fill('#save-folder', 'ui-test/charts');
+  await page.click('[data-testid=save-submit]');
+  await page.waitForSelector('dialog.save-dialog', { state: 'detached' });
   await page.click('.sidebar-tabs button[data-mode=library]');
   await page.waitForSelector('.sidebar-body .folder:has-text("ui-test/charts")');
-  report.library_entry = await page.textContent('.sidebar-body .field-name:has-text("service kinds")');
+  report.library_entry = await page.textContent('.sidebar-body .library-name:has-text("service kinds")');
   await shot('04b-history-library');
 
   // 4. an error, its span highlighted in the editor
@@ -243,15 +213,4 @@ try {
   await page.waitForSelector('form.login');
   const me = await page.evaluate(() => fetch('/api/v1/me').then((r) => r.status));
   check(me === 401, `after sign-out /api/v1/me answers ${me}`);
-  report.console_errors = consoleErrors.slice(0, 10);
-  report.ok = true;
-} catch (e) {
-  report.ok = false;
-  report.error = String(e && e.stack ? e.stack : e);
-  report.console_errors = consoleErrors.slice(0, 10);
-  await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
-} finally {
-  await browser.close();
-}
-console.log(JSON.stringify(report));
-process.exit(report.ok ? 0 : 1);
+});

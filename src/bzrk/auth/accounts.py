@@ -8,7 +8,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from bzrk.auth import tokens
+from bzrk.auth import permissions, tokens
+from bzrk.auth.internal import SERVICE_PRINCIPAL, USER, parse_key, principal_key
 from bzrk.auth.passwords import hash_password
 from bzrk.meta import schema
 from bzrk.meta.store import Conflict, MetaStore, NotFound, new_id, utcnow
@@ -26,8 +27,14 @@ class IssuedToken:
 
 
 def create_user(
-    meta: MetaStore, username: str, password: str | None, role: str, display_name: str = ""
+    meta: MetaStore,
+    username: str,
+    password: str | None,
+    role: str,
+    display_name: str = "",
+    created_by: str = "",
 ) -> str:
+    """A new user's id; a member starts with ``viewer`` on ``default`` (docs/auth.md)."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}")
     user_id = new_id()
@@ -44,6 +51,8 @@ def create_user(
                     created_at=utcnow(),
                 )
             )
+            if role != "admin":
+                permissions.grant_default_access(conn, principal_key(USER, user_id), created_by)
     except sa.exc.IntegrityError as exc:
         raise Conflict(f"user '{username}' already exists") from exc
     return user_id
@@ -71,6 +80,9 @@ def create_service_principal(
                     created_at=utcnow(),
                 )
             )
+            if role != "admin":
+                by = principal_key(USER, created_by) if created_by else ""
+                permissions.grant_default_access(conn, principal_key(SERVICE_PRINCIPAL, sp_id), by)
     except sa.exc.IntegrityError as exc:
         raise Conflict(f"service principal '{name}' already exists") from exc
     return sp_id
@@ -328,6 +340,7 @@ def delete_service_principal(meta: MetaStore, sp_id: str) -> None:
         conn.execute(
             sa.delete(schema.service_principals).where(schema.service_principals.c.id == sp.id)
         )
+        permissions.remove_principal_grants(conn, principal_key(SERVICE_PRINCIPAL, sp.id))
 
 
 def list_service_principal_tokens(meta: MetaStore, sp_id: str) -> list[ServicePrincipalTokenInfo]:
@@ -362,3 +375,96 @@ def revoke_service_principal_token(meta: MetaStore, sp_id: str, token_id: str) -
         )
     if result.rowcount == 0:
         raise NotFound(f"token '{token_id}' not found for service principal '{sp.name}'")
+
+
+# -- principals by key: what grants, owners and audit records name ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PrincipalInfo:
+    key: str
+    kind: str
+    id: str
+    name: str
+    role: str
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "id": self.id,
+            "name": self.name,
+            "role": self.role,
+        }
+
+
+def resolve_principal(meta: MetaStore, spec: str) -> PrincipalInfo:
+    """The user or service principal ``spec`` names: ``user:<id or username>``,
+    ``sp:<id or name>`` (the kind is required: a user and a principal may share a name)."""
+    kind, ident = parse_key(spec.strip())
+    if kind == USER:
+        t = schema.users
+        query = sa.select(t.c.id, t.c.username.label("name"), t.c.role).where(
+            sa.or_(t.c.id == ident, t.c.username == ident)
+        )
+    elif kind == SERVICE_PRINCIPAL:
+        s = schema.service_principals
+        query = sa.select(s.c.id, s.c.name, s.c.role).where(
+            sa.or_(s.c.id == ident, s.c.name == ident)
+        )
+    else:
+        raise ValueError("grants name users (user:…) or service principals (sp:…)")
+    with meta.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    exact = [r for r in rows if r.id == ident] or rows
+    if len(exact) != 1:
+        raise NotFound(f"no {kind.replace('_', ' ')} '{ident}'")
+    row = exact[0]
+    return PrincipalInfo(principal_key(kind, row.id), kind, row.id, row.name, row.role)
+
+
+def principal_names(meta: MetaStore, keys: set[str] | None = None) -> dict[str, str]:
+    """Display names by principal key (all principals, or those of ``keys``)."""
+    names: dict[str, str] = {}
+    with meta.engine.connect() as conn:
+        for row in conn.execute(sa.select(schema.users.c.id, schema.users.c.username)):
+            names[principal_key(USER, row.id)] = row.username
+        sps = schema.service_principals
+        for row in conn.execute(sa.select(sps.c.id, sps.c.name)):
+            names[principal_key(SERVICE_PRINCIPAL, row.id)] = row.name
+    return names if keys is None else {k: v for k, v in names.items() if k in keys}
+
+
+def cluster_admins(meta: MetaStore) -> list[PrincipalInfo]:
+    """Every principal with the cluster ``admin`` role (the ``(p, admin, cluster)`` tuples)."""
+    out: list[PrincipalInfo] = []
+    with meta.engine.connect() as conn:
+        u, s = schema.users, schema.service_principals
+        for row in conn.execute(
+            sa.select(u.c.id, u.c.username).where(u.c.role == "admin", u.c.disabled.is_(False))
+        ):
+            out.append(
+                PrincipalInfo(principal_key(USER, row.id), USER, row.id, row.username, "admin")
+            )
+        for row in conn.execute(sa.select(s.c.id, s.c.name).where(s.c.role == "admin")):
+            out.append(
+                PrincipalInfo(
+                    principal_key(SERVICE_PRINCIPAL, row.id),
+                    SERVICE_PRINCIPAL,
+                    row.id,
+                    row.name,
+                    "admin",
+                )
+            )
+    return out
+
+
+def set_role(meta: MetaStore, key: str, role: str) -> PrincipalInfo:
+    """Give a user or service principal the cluster role ``admin`` or ``member``."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}")
+    found = resolve_principal(meta, key)
+    table = schema.users if found.kind == USER else schema.service_principals
+    with meta.begin() as conn:
+        conn.execute(sa.update(table).where(table.c.id == found.id).values(role=role))
+    return resolve_principal(meta, found.key)

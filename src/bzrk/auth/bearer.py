@@ -19,7 +19,8 @@ import sqlalchemy as sa
 
 from bzrk.auth import tokens
 from bzrk.auth.errors import InvalidToken, WrongAudience
-from bzrk.auth.internal import Principal
+from bzrk.auth.internal import SERVICE_PRINCIPAL as SERVICE_PRINCIPAL_KIND
+from bzrk.auth.internal import USER, Principal
 from bzrk.auth.timestamps import is_past
 from bzrk.meta import schema
 from bzrk.meta.store import MetaStore
@@ -80,7 +81,7 @@ def _service_principal(token: str, now: datetime, meta: MetaStore) -> Identity:
     if is_past(row.expires_at, now):
         raise InvalidToken("service-principal token expired")
     return Identity(
-        Principal(row.sp_name, (row.role,), SERVICE_PRINCIPAL),
+        Principal(SERVICE_PRINCIPAL_KIND, row.service_principal_id, row.sp_name, (row.role,)),
         SERVICE_PRINCIPAL,
         row.service_principal_id,
     )
@@ -106,7 +107,7 @@ def _user_access_token(token: str, now: datetime, meta: MetaStore) -> Identity:
     if row.disabled:
         raise InvalidToken("account disabled")
     return Identity(
-        Principal(row.username, (row.role,), "user"),
+        Principal(USER, row.user_id, row.username, (row.role,)),
         row.kind,
         row.user_id,
         resource=row.resource,

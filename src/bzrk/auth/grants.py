@@ -49,6 +49,7 @@ class TokenPair:
     refresh_token: str
     expires_in: int
     scope: str
+    user_id: str = ""  # whose tokens (for the audit log; not part of the response)
 
     def as_json(self) -> dict[str, object]:
         """The RFC 6749 §5.1 token response body."""
@@ -103,7 +104,7 @@ def issue_pair(
             **common,
         )
     )
-    return TokenPair(access, refresh, access_ttl, scope)
+    return TokenPair(access, refresh, access_ttl, scope, user_id)
 
 
 def revoke_family(conn: sa.Connection, family_id: str, now: datetime) -> None:

@@ -1,8 +1,8 @@
 """The internal hop: short-lived EdDSA JWTs the gateway signs and the services verify.
 
-The gateway signs ``{sub, roles, aud=<service>, iss="bzrk-gateway", iat, exp, jti}`` with an
-Ed25519 key kept in the data dir; query and ingest verify with the public key and refuse
-anything else. ``verify_internal_token`` is the one interface services call.
+The gateway signs ``{sub=<principal key>, name, roles, kind, aud=<service>, iss, iat, exp,
+jti}`` with an Ed25519 key kept in the data dir; query and ingest verify with the public key and
+refuse anything else. ``verify_internal_token`` is the one interface services call.
 """
 
 from __future__ import annotations
@@ -24,16 +24,54 @@ class InvalidInternalToken(Exception):
     """The internal token is missing, forged, expired or meant for another service."""
 
 
+USER, SERVICE_PRINCIPAL, INTERNAL = "user", "service_principal", "internal"
+# A principal's key is ``<prefix>:<id>``: what ownership, grants, runs and audit records name.
+KEY_PREFIXES = {USER: "user", SERVICE_PRINCIPAL: "sp", INTERNAL: "internal"}
+_KINDS_BY_PREFIX = {prefix: kind for kind, prefix in KEY_PREFIXES.items()}
+
+
+def principal_key(kind: str, principal_id: str) -> str:
+    """``user:<id>``, ``sp:<id>`` or ``internal:<id>``."""
+    return f"{KEY_PREFIXES[kind]}:{principal_id}"
+
+
+def parse_key(key: str) -> tuple[str, str]:
+    """``(kind, id)`` of a principal key; ``ValueError`` for anything else."""
+    prefix, sep, principal_id = key.partition(":")
+    if not sep or not principal_id or prefix not in _KINDS_BY_PREFIX:
+        raise ValueError(f"not a principal key: {key!r} (expected user:<id> or sp:<id>)")
+    return _KINDS_BY_PREFIX[prefix], principal_id
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who a request acts for, as the gateway vouched."""
+    """Who a request acts for, as the gateway vouched.
 
-    subject: str
-    roles: tuple[str, ...]
-    kind: str = "user"  # user | service_principal | oauth_client
+    Identity is the kind and the id (:attr:`key`, e.g. ``user:0197…``); ``name`` (a username
+    or service-principal name) is for display only, since a user and a service principal may
+    share one.
+    """
+
+    kind: str  # user | service_principal | internal
+    id: str
+    name: str = ""
+    roles: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KEY_PREFIXES or not self.id:
+            raise ValueError(f"a principal needs a known kind and an id, not {self.kind!r}")
+
+    @property
+    def key(self) -> str:
+        return principal_key(self.kind, self.id)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.key
 
     @property
     def is_admin(self) -> bool:
+        """Cluster admin (the ``admin`` role): every database, every admin operation."""
         return "admin" in self.roles
 
 
@@ -67,7 +105,8 @@ class InternalKeys:
         issued = int(now if now is not None else time.time())
         claims = {
             "iss": ISSUER,
-            "sub": principal.subject,
+            "sub": principal.key,
+            "name": principal.name,
             "aud": audience,
             "roles": list(principal.roles),
             "kind": principal.kind,
@@ -91,7 +130,13 @@ class InternalKeys:
             raise InvalidInternalToken(str(exc)) from exc
         if now is not None and claims["exp"] <= now:
             raise InvalidInternalToken("Signature has expired")
-        return Principal(claims["sub"], tuple(claims.get("roles", ())), claims.get("kind", "user"))
+        try:
+            kind, principal_id = parse_key(str(claims["sub"]))
+        except ValueError as exc:
+            raise InvalidInternalToken(str(exc)) from exc
+        return Principal(
+            kind, principal_id, str(claims.get("name", "")), tuple(claims.get("roles", ()))
+        )
 
 
 def verify_internal_token(

@@ -344,3 +344,49 @@ def exchange_code(
 
 def now_utc() -> datetime:
     return utcnow()
+
+
+# -- remembered consent ----------------------------------------------------------------------
+
+
+def redirect_host(uri: str) -> str:
+    """Where a redirect URI sends the browser: ``host[:port]``, or ``scheme:`` of a native app."""
+    parts = urlsplit(uri)
+    return parts.netloc.lower() if parts.netloc else f"{parts.scheme.lower()}:"
+
+
+def consented_hosts(meta: MetaStore, user_id: str, client_id: str) -> tuple[str, ...]:
+    """The redirect hosts ``user_id`` has allowed ``client_id`` to send codes to."""
+    t = schema.oauth_consents
+    with meta.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(t.c.redirect_host)
+            .where(t.c.user_id == user_id, t.c.client_id == client_id)
+            .order_by(t.c.created_at)
+        )
+        return tuple(row.redirect_host for row in rows)
+
+
+def remember_consent(
+    meta: MetaStore, user_id: str, request: AuthorizationRequest, now: datetime
+) -> None:
+    """Record that the user allowed this client with this redirect host (a new host asks again)."""
+    t = schema.oauth_consents
+    host = redirect_host(request.redirect_uri)[:512]
+    with meta.begin() as conn:
+        conn.execute(
+            sa.delete(t).where(
+                t.c.user_id == user_id,
+                t.c.client_id == request.client.client_id,
+                t.c.redirect_host == host,
+            )
+        )
+        conn.execute(
+            sa.insert(t).values(
+                user_id=user_id,
+                client_id=request.client.client_id,
+                redirect_host=host,
+                scope=request.scope,
+                created_at=now,
+            )
+        )

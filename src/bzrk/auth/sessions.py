@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from bzrk.auth import tokens
 from bzrk.auth.bearer import SESSION, Identity
 from bzrk.auth.errors import InvalidToken
-from bzrk.auth.internal import Principal
+from bzrk.auth.internal import USER, Principal
 from bzrk.auth.timestamps import is_past
 from bzrk.meta import schema
 from bzrk.meta.store import MetaStore, new_id
@@ -61,7 +61,7 @@ def verify(meta: MetaStore, value: str, now: datetime) -> Identity:
     if row.revoked_at is not None or is_past(row.expires_at, now) or row.disabled:
         raise InvalidToken("session ended")
     return Identity(
-        Principal(row.username, (row.role,), "user"),
+        Principal(USER, row.user_id, row.username, (row.role,)),
         SESSION,
         row.user_id,
         csrf_token=row.csrf_token,

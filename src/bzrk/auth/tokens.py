@@ -41,3 +41,10 @@ def display_prefix(token: str) -> str:
 
 def matches(token: str, stored_hash: str) -> bool:
     return hmac.compare_digest(hash_token(token), stored_hash)
+
+
+def shown(token: str) -> str:
+    """:func:`display_prefix` of a token of ours, ``(unrecognised)`` for anything else."""
+    ours = token.startswith("ing_") or (token.startswith("bzrk_") and token.count("_") >= 2)
+    known = ours and len(token) > 16
+    return display_prefix(token) if known else "(unrecognised)"

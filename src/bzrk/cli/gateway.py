@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from bzrk.cli.credentials import StoredLogin, TokenStore
-from bzrk.cli.errors import AuthError, CliError
+from bzrk.cli.errors import AuthError, CliError, token_refused, transport_reason
 from bzrk.cli.profiles import Connection
 
 CLIENT_ID = "bzrk-cli"
@@ -115,10 +115,19 @@ class Gateway:
         if response.status_code == 401 and self.uses_stored_login:
             self.refresh()
             response = self._send(method, path, json)
+        endpoint = self.connection.endpoint
         if response.status_code == 401:
-            raise AuthError(f"authentication failed: {error_message(response)}")
+            raise token_refused(endpoint, self.connection.token_source)
         if response.status_code == 403:
-            raise AuthError(f"permission denied: {error_message(response)}")
+            raise AuthError(
+                f"the gateway at {endpoint} refused: permission denied: "
+                f"{error_message(response)} (HTTP 403)"
+            )
+        if response.status_code in (502, 503, 504):
+            raise CliError(
+                f"the gateway at {endpoint} could not reach the service behind it: "
+                f"{error_message(response)} (HTTP {response.status_code})"
+            )
         if response.status_code >= 400:
             raise CliError(f"{error_message(response)} (HTTP {response.status_code})")
         if response.status_code == 204 or not response.content:
@@ -137,7 +146,9 @@ class Gateway:
 
 
 def unreachable(endpoint: str, exc: Exception) -> CliError:
-    return CliError(f"cannot reach {endpoint}: {exc}")
+    return CliError(
+        f"cannot reach the gateway at {endpoint}: {transport_reason(str(exc) or type(exc).__name__)}"
+    )
 
 
 def stored_login(endpoint: str, body: dict[str, Any]) -> StoredLogin:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from bzrk.cli.credentials import TokenStore
-from bzrk.cli.errors import AuthError, CliError
+from bzrk.cli.errors import EXIT_ERROR, AuthError, CliError
 from bzrk.cli.gateway import CLIENT_ID, Gateway, error_message, stored_login
 from bzrk.cli.profiles import DatabaseOpt, EndpointOpt, ProfileOpt, TokenOpt, options, resolve
 
@@ -129,7 +129,10 @@ def status(
     database: DatabaseOpt = None,
     token: TokenOpt = None,
 ) -> None:
-    """Show the endpoint, who you are, and whether the query service answers (and its version)."""
+    """Show the endpoint, who you are, and whether the query service answers (and its version).
+
+    Each check is printed once, with why it failed; the exit code is 1 when any failed.
+    """
     connection = resolve(
         options(ctx, profile=profile, endpoint=endpoint, database=database, token=token)
     )
@@ -140,15 +143,18 @@ def status(
     with Gateway(connection) as gateway:
         try:
             ready = gateway.get_anonymous("/health/ready").status_code == 200
-            typer.echo(f"Gateway:  {'ready' if ready else 'not ready'}")
         except CliError as exc:
             typer.echo(f"Gateway:  unreachable ({exc.message})")
-            raise CliError(exc.message) from None
+            raise typer.Exit(EXIT_ERROR) from None
+        typer.echo(f"Gateway:  {'ready' if ready else 'not ready'}")
+        failed = not ready
         try:
             typer.echo(f"Identity: {whoami(gateway)}")
         except CliError as exc:
             typer.echo(f"Identity: {exc.message}")
-            raise CliError(exc.message) from None
+            # Without an accepted credential the query check would only say the same again.
+            typer.echo("Query:    not checked (no accepted credential)")
+            raise typer.Exit(EXIT_ERROR) from None
         try:
             answer = gateway.call(
                 "POST", "/v1/rest/mgmt", {"db": connection.database, "csl": ".show version"}
@@ -160,4 +166,4 @@ def status(
             typer.echo(f"Query:    unreachable ({message})")
             failed = True
     if failed:
-        raise CliError("the query service is not reachable")
+        raise typer.Exit(EXIT_ERROR)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +13,7 @@ from typing import Annotated
 import typer
 
 from bzrk import __version__
-from bzrk.cli import admin, login, profiles, search
+from bzrk.cli import access, admin, alerts, login, profiles, search
 from bzrk.cli.errors import EXIT_ERROR, CliError
 from bzrk.cli.profiles import DatabaseOpt, EndpointOpt, GlobalOptions, ProfileOpt, TokenOpt
 from bzrk.server.settings import SETTINGS, ConfigError, load_settings
@@ -58,6 +61,10 @@ app.add_typer(admin.database_app, name="database")
 app.add_typer(admin.table_app, name="table")
 app.add_typer(admin.ingest_token_app, name="ingest-token")
 app.add_typer(admin.service_account_app, name="service-account")
+app.command("grant")(access.grant)
+app.command("revoke")(access.revoke)
+app.add_typer(access.access_app, name="access")
+alerts.register(app)
 
 
 def _fail_config(exc: ConfigError) -> None:
@@ -133,6 +140,8 @@ def dev(
 ) -> None:
     """Run the whole system on one machine: gateway, query, ingest and UI over embedded ClickHouse.
 
+    The query service also runs the alert scheduler (alerts, workflows, notifications).
+
     On first start in an empty data dir it creates an admin user, a service principal token and
     a default ingest token, and writes them with the bound addresses to
     DATA_DIR/dev-credentials.json (mode 0600). GET {gateway}/health/ready answers 200 once every
@@ -161,22 +170,28 @@ def dev(
         _fail_config(exc)
     except KeyboardInterrupt:
         pass
+    _exit_after_server()
 
 
 @app.command()
 def serve(
-    service: Annotated[str, typer.Argument(help="One of: gateway, query, ingest, ui.")],
+    service: Annotated[str, typer.Argument(help="One of: gateway, query, ingest, ui, scheduler.")],
     data_dir: DataDirOpt = None,
     host: HostOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run one service alone (scale-out: point query/ingest at a ClickHouse server with BZRK_CLICKHOUSE_URL)."""
-    from bzrk.server.logging import configure_logging
-    from bzrk.server.run import ALL_SERVICES, run
+    """Run one service alone (scale-out: point query/ingest at a ClickHouse server with BZRK_CLICKHOUSE_URL).
 
-    if service not in ALL_SERVICES:
+    `scheduler` evaluates alerts and workflows and sends their notifications, with no
+    listener of its own; every query service is also a scheduler candidate unless
+    BZRK_ALERTS_SCHEDULER=false, and one leader (a lease in the metadata store) does the work.
+    """
+    from bzrk.server.logging import configure_logging
+    from bzrk.server.run import SERVE_SERVICES, run
+
+    if service not in SERVE_SERVICES:
         typer.echo(
-            f"bzrk: unknown service '{service}' (expected one of {', '.join(ALL_SERVICES)})",
+            f"bzrk: unknown service '{service}' (expected one of {', '.join(SERVE_SERVICES)})",
             err=True,
         )
         raise typer.Exit(2)
@@ -188,6 +203,22 @@ def serve(
         _fail_config(exc)
     except KeyboardInterrupt:
         pass
+    _exit_after_server()
+
+
+def _exit_after_server() -> None:
+    """Leave without running C++ static destructors once a server has stopped cleanly.
+
+    ``run`` has already closed every listener and the store, so all data is on disk. chDB's
+    own destructors, run by a normal interpreter exit, can throw ("Cannot close file") and
+    abort, and ClickHouse's crash handler then hangs the exit: a SIGTERM that stopped the
+    server would end in a timeout or a core instead of exit 0.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def main() -> None:

@@ -163,10 +163,16 @@ class Connection:
     database: str
     profile: str | None
     explicit_token: str | None  # --token / BZRK_TOKEN
+    explicit_source: str = "--token"  # which of the two it came from
 
     @property
     def credential_key(self) -> str:
         return self.profile or self.endpoint
+
+    @property
+    def token_source(self) -> str:
+        """Where the bearer token sent comes from, for messages."""
+        return self.explicit_source if self.explicit_token else "the stored login"
 
 
 def resolve(options: GlobalOptions, *, need_endpoint: bool = True) -> Connection:
@@ -203,6 +209,7 @@ def resolve(options: GlobalOptions, *, need_endpoint: bool = True) -> Connection
         database,
         profile.name if profile else None,
         token,
+        "--token" if options.token else "BZRK_TOKEN",
     )
 
 

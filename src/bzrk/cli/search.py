@@ -1,10 +1,18 @@
 """``bzrk search "<KQL>"``: progressive snapshots over gRPC, stop modes, history and exit codes.
 
-Each complete snapshot (result iteration) is saved as an increment TSV and, when streaming,
-printed under ``# Increment N - at <ts> - k/n time slices complete - R rows (<size>) - <path>``.
+Each complete snapshot (result iteration) is saved as an increment TSV. Where it goes:
+
+* agent mode (``--agent`` or an AI agent's environment): the vendor's stream — every snapshot
+  under ``# Increment N - at <ts> - k/n time slices complete - R rows (<size>) - <path>`` on
+  stdout (``--no-stream``: the final one only);
+* a terminal: the same stream with tables fitted to the terminal, a progress bar on stderr;
+* a pipe or file (kubectl/gh/logcli): the final result only, in ``-o`` format (TSV by default),
+  every ``#`` line on stderr.
+
 The run ends with ``# Query Complete …``, ``# Stopped Early …`` (``--stop-when`` held, or
-``--stop-cmd`` exited 0) or ``# Query Incomplete …`` (timeout). Exit codes: 0 complete,
-3 incomplete without ``--allow-partial``, 2 usage, 1 error.
+``--stop-cmd`` exited 0), ``# Query Incomplete …`` (timeout) or ``# Query Interrupted …``
+(Ctrl-C: the last complete snapshot is printed). Exit codes (``bzrk.cli.errors``): 0 complete,
+3 incomplete without ``--allow-partial``, 130 interrupted, 2 usage, 1 error.
 """
 
 from __future__ import annotations
@@ -19,13 +27,19 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from bzrk.api.grpc._pb import query_pb2
-from bzrk.cli.errors import EXIT_INCOMPLETE, AuthError, CliError, UsageError
+from bzrk.cli.errors import EXIT_INCOMPLETE, EXIT_INTERRUPTED, AuthError, CliError, UsageError
 from bzrk.cli.gateway import Gateway
 from bzrk.cli.history import RunHistory
-from bzrk.cli.output import Printer, agent_detected, human_size
+from bzrk.cli.output import FORMATS, Printer, agent_detected, human_size
 from bzrk.cli.profiles import DatabaseOpt, EndpointOpt, ProfileOpt, TokenOpt, options, resolve
 from bzrk.cli.stream import RunOutcome, Snapshot, SnapshotReader, build_request, run_query
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
@@ -39,15 +53,16 @@ def _stamp(seconds: float) -> str:
 
 
 class SliceBar:
-    """The progress bar on stderr (interactive human mode only)."""
+    """The progress bar on stderr (a terminal there, outside agent mode): the share of the
+    window scanned, moving while a slice runs, and the slices complete."""
 
     def __init__(self, console: Console | None) -> None:
         self.progress = (
             Progress(
                 TextColumn("[bold]searching"),
                 BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("time slices"),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[slices]} time slices"),
                 TimeElapsedColumn(),
                 console=console,
                 transient=True,
@@ -55,7 +70,11 @@ class SliceBar:
             if console is not None
             else None
         )
-        self.task = self.progress.add_task("slices", total=None) if self.progress else None
+        self.task = (
+            self.progress.add_task("slices", total=COVERAGE_TOTAL, slices="0/?")
+            if self.progress
+            else None
+        )
 
     def __enter__(self) -> SliceBar:
         if self.progress is not None:
@@ -64,16 +83,25 @@ class SliceBar:
 
     def __exit__(self, *exc: object) -> None:
         if self.progress is not None:
-            # The bar's last state stays on screen: how many slices the answer covers.
+            # The bar's last state stays on screen: how much of the window the answer covers.
             self.progress.live.transient = False
             self.progress.stop()
 
     def update(self, progress: query_pb2.Progress) -> None:
         if self.progress is None or self.task is None:
             return
-        total = int(progress.custom_stats.get("slices_total", 0)) or None
-        done = int(progress.custom_stats.get("slices_done", 0))
-        self.progress.update(self.task, total=total, completed=done)
+        stats = progress.custom_stats
+        total = int(stats.get("slices_total", 0))
+        done = int(stats.get("slices_done", 0))
+        if "coverage_ppm" in stats:
+            covered = int(stats["coverage_ppm"])
+        else:  # a server without coverage figures: the slices complete
+            covered = COVERAGE_TOTAL * done // total if total else 0
+        if progress.short_circuit_completion:
+            covered = COVERAGE_TOTAL  # the answer is whole
+        self.progress.update(
+            self.task, completed=covered, slices=f"{done}/{total}" if total else "0/?"
+        )
 
     def pause(self) -> None:
         if self.progress is not None:
@@ -82,6 +110,9 @@ class SliceBar:
     def resume(self) -> None:
         if self.progress is not None:
             self.progress.start()
+
+
+COVERAGE_TOTAL = 1_000_000  # coverage_ppm of a whole window
 
 
 class SearchRun:
@@ -122,7 +153,7 @@ class SearchRun:
 
     def on_snapshot(self, snapshot: Snapshot) -> bool:
         path = self._history().save_increment(snapshot)
-        if snapshot.final_slices:
+        if snapshot.final:
             return False
         table = snapshot.primary
         if self.stream:
@@ -208,10 +239,27 @@ def search(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for a complete answer.", min=0.001)
     ] = 300,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="Result format: table, tsv, csv, json (one document), jsonl (a row per line). "
+            "[default: table on a terminal, else tsv]",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Rows as a JSON array per snapshot.")
+        bool, typer.Option("--json", help="Same as -o json: one JSON array of row objects.")
     ] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV.")] = False,
+    as_jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Same as -o jsonl: one JSON object per row.")
+    ] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Same as -o csv.")] = False,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="Tables: every column and every value whole (no truncation)."),
+    ] = False,
     no_stream: Annotated[
         bool, typer.Option("--no-stream", help="Print only the final snapshot.")
     ] = False,
@@ -249,9 +297,8 @@ def search(
     database: DatabaseOpt = None,
     token: TokenOpt = None,
 ) -> None:
-    """Run a KQL query and stream its progressive snapshots."""
-    if as_json and as_csv:
-        raise UsageError("--json and --csv are exclusive")
+    """Run a KQL query: progressive snapshots, the final result, a saved history."""
+    fmt = _format(output, as_json=as_json, as_jsonl=as_jsonl, as_csv=as_csv)
     if stop_when is not None and stop_cmd is not None:
         raise UsageError("--stop-when and --stop-cmd are exclusive")
     if desc is not None and len(desc) >= MAX_DESC_CHARS:
@@ -269,7 +316,9 @@ def search(
     )
     agent = agent or agent_detected()
     interactive_out = sys.stdout.isatty() and not agent
-    fmt = "json" if as_json else "csv" if as_csv else "table" if interactive_out else "tsv"
+    fmt = fmt or ("table" if interactive_out else "tsv")
+    # The vendor's streamed layout: agent mode, and a person watching tables in a terminal.
+    streamed_layout = agent or (interactive_out and fmt == "table")
     console = Console(
         file=sys.stdout,
         highlight=False,
@@ -278,8 +327,15 @@ def search(
         soft_wrap=not interactive_out,
     )
     err_console = Console(file=sys.stderr, highlight=False, no_color=agent)
-    show_bar = fmt == "table" and sys.stderr.isatty() and not agent
-    printer = Printer(fmt, console, err_console)
+    show_bar = sys.stderr.isatty() and not agent
+    printer = Printer(
+        fmt,
+        console,
+        err_console,
+        comments_to_stdout=streamed_layout,
+        width=console.width if interactive_out else None,
+        wide=wide or not interactive_out,
+    )
     request_info = {
         "query": query,
         "database": connection.database,
@@ -292,28 +348,44 @@ def search(
     }
     request = build_request(query, connection.database, since, until, ingest_since, ingest_until)
     started = time.monotonic()
+    stream = streamed_layout and not no_stream
     with Gateway(connection) as gateway, SliceBar(err_console if show_bar else None) as bar:
-        run = SearchRun(printer, bar, request_info, not no_stream, predicate, stop_cmd)
+        run = SearchRun(printer, bar, request_info, stream, predicate, stop_cmd)
+        source = connection.token_source
         bearer = gateway.token()
         try:
-            outcome = run_query(connection.endpoint, bearer, request, timeout, run.make_reader())
+            outcome = run_query(
+                connection.endpoint, bearer, request, timeout, run.make_reader(), source
+            )
         except AuthError:
             if not gateway.uses_stored_login or run.history is not None:
                 raise
             gateway.refresh()
             outcome = run_query(
-                connection.endpoint, gateway.token(), request, timeout, run.make_reader()
+                connection.endpoint, gateway.token(), request, timeout, run.make_reader(), source
             )
         except CliError as exc:
             if run.history is not None:
                 run.history.record(status="error", error=exc.message)
             raise
-    code = finish(run, outcome, timeout, no_stream, allow_partial)
+    code = finish(run, outcome, timeout, not stream, allow_partial)
     if stats:
         for line in stats_lines(outcome.progress, time.monotonic() - started):
             printer.comment(line)
     if code:
         raise typer.Exit(code)
+
+
+def _format(output: str | None, *, as_json: bool, as_jsonl: bool, as_csv: bool) -> str | None:
+    """The one format asked for (None: the default for where stdout goes)."""
+    asked = [f for f, on in (("json", as_json), ("jsonl", as_jsonl), ("csv", as_csv)) if on]
+    if output is not None:
+        if output not in FORMATS:
+            raise UsageError(f"-o must be one of {', '.join(FORMATS)} (got {output!r})")
+        asked.append(output)
+    if len(set(asked)) > 1:
+        raise UsageError(f"--output formats are exclusive: {', '.join(asked)}")
+    return asked[0] if asked else None
 
 
 def finish(
@@ -325,19 +397,26 @@ def finish(
     size = path.stat().st_size
     rows = len(final.primary.rows) if final else 0
     printer = run.printer
+    slices = f"{final.slices_done}/{final.slices_total}" if final else "0/?"
     if run.stop_reason is not None:
         status = "stopped_early"
         printer.comment(
             f"# Stopped Early - {run.stop_reason} at increment {run.stopped_at} - "
             f"{rows} rows - {path}"
         )
-    elif final is not None and final.final_slices and not outcome.timed_out:
+    elif outcome.interrupted:
+        status = "interrupted"
+        number = final.number if final else 0
+        printer.comment(
+            f"# Query Interrupted - at increment {number} - {slices} time slices complete - "
+            f"{rows} rows ({human_size(size)}) - {path}"
+        )
+    elif outcome.complete:
         status = "complete"
         printer.comment(f"# Query Complete - {rows} rows ({human_size(size)}) - {path}")
     else:
         status = "timeout" if outcome.timed_out else "soft_budget"
         number = final.number if final else 0
-        slices = f"{final.slices_done}/{final.slices_total}" if final else "0/?"
         why = (
             f"timed out after {timeout:g}s"
             if outcome.timed_out
@@ -359,6 +438,8 @@ def finish(
         stop_reason=run.stop_reason,
         request_id=outcome.request_id,
     )
+    if status == "interrupted":
+        return EXIT_INTERRUPTED
     if status == "complete" or allow_partial:
         return 0
     return EXIT_INCOMPLETE

@@ -18,7 +18,8 @@ import grpc
 
 from bzrk.api.grpc._pb import common_api_pb2, query_pb2
 from bzrk.api.grpc._pb import dynamic_value_pb2 as dv
-from bzrk.cli.errors import AuthError, CliError
+from bzrk.cli.errors import AuthError, CliError, token_refused, transport_reason
+from bzrk.gateway.grpc_forward import UPSTREAM_UNREACHABLE
 
 EXECUTE_QUERY = "/api/grpc/query.QueryService/ExecuteQuery"
 PRIMARY = "PrimaryResult"
@@ -86,6 +87,8 @@ class Snapshot:
     slices_done: int
     slices_total: int
     at: float
+    # The server said this snapshot is the whole answer before the last slice (short-circuit).
+    short_circuit: bool = False
 
     @property
     def primary(self) -> Table:
@@ -94,8 +97,9 @@ class Snapshot:
         return next(iter(self.tables.values()), Table(PRIMARY, [], []))
 
     @property
-    def final_slices(self) -> bool:
-        return self.slices_total == 0 or self.slices_done >= self.slices_total
+    def final(self) -> bool:
+        """The whole answer: every slice done, or the server stopped because it is whole."""
+        return self.short_circuit or self.slices_total == 0 or self.slices_done >= self.slices_total
 
 
 @dataclass
@@ -105,6 +109,11 @@ class RunOutcome:
     progress: query_pb2.Progress | None
     done: bool  # a done frame arrived (not cancelled, not timed out)
     timed_out: bool = False
+    interrupted: bool = False  # Ctrl-C
+
+    @property
+    def complete(self) -> bool:
+        return self.done and not self.timed_out and self.last is not None and self.last.final
 
 
 class QueryFailed(CliError):
@@ -154,17 +163,35 @@ def describe_error(error: query_pb2.Error) -> str:
     return text
 
 
-def rpc_failure(exc: grpc.RpcError) -> CliError:
+def rpc_failure(exc: grpc.RpcError, endpoint: str, token_source: str) -> CliError:
+    """A failed call as a message naming the hop that failed: the gateway (unreachable, or
+    refusing the credential), the query service behind it, or the query itself."""
     code = exc.code() if hasattr(exc, "code") else None
-    details = exc.details() if hasattr(exc, "details") else str(exc)
+    details = (exc.details() if hasattr(exc, "details") else str(exc)) or ""
     if code == grpc.StatusCode.UNAUTHENTICATED:
-        return AuthError(f"authentication failed: {details}. Run `bzrk login` again.")
+        return token_refused(endpoint, token_source)
     if code == grpc.StatusCode.PERMISSION_DENIED:
-        return AuthError(f"permission denied: {details}")
+        return AuthError(
+            f"the gateway at {endpoint} refused the query: permission denied ({details})"
+        )
     if code == grpc.StatusCode.UNAVAILABLE:
-        return CliError(f"query service unavailable: {details}")
+        if details.startswith(UPSTREAM_UNREACHABLE):
+            return CliError(f"the gateway at {endpoint} {details}")
+        if _is_connection_failure(details):
+            return CliError(f"cannot reach the gateway at {endpoint}: {transport_reason(details)}")
+        return CliError(f"the query service behind {endpoint} is unavailable: {details}")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return CliError(f"the query service is busy: {details}; retry later")
     name = code.name if code is not None else "UNKNOWN"
-    return CliError(f"query failed ({name}): {details}")
+    return CliError(f"the query failed at {endpoint} ({name}): {details}")
+
+
+_CONNECT_FAILURES = ("failed to connect", "connection refused", "dns resolution", "unreachable")
+
+
+def _is_connection_failure(details: str) -> bool:
+    lowered = details.lower()
+    return any(marker in lowered for marker in _CONNECT_FAILURES)
 
 
 class SnapshotReader:
@@ -202,7 +229,8 @@ class SnapshotReader:
         self.pending = None
         self.count += 1
         done, total = self._slices()
-        self.last = Snapshot(self.count, tables, warnings, done, total, time.time())
+        whole = bool(self.progress is not None and self.progress.short_circuit_completion)
+        self.last = Snapshot(self.count, tables, warnings, done, total, time.time(), whole)
         return self.on_snapshot(self.last)
 
     def feed(self, frames: Iterator[query_pb2.ExecuteQueryResultFrame]) -> None:
@@ -258,8 +286,9 @@ def run_query(
     request: query_pb2.ExecuteQueryRequest,
     timeout_s: float,
     reader: SnapshotReader,
+    token_source: str = "--token",
 ) -> RunOutcome:
-    """Run one call to the end, to a stop (cancelled), or to the deadline."""
+    """Run one call to the end, to a stop (cancelled), to the deadline or to Ctrl-C."""
     with open_channel(endpoint) as channel:
         execute = channel.unary_stream(
             EXECUTE_QUERY,
@@ -271,18 +300,22 @@ def run_query(
             metadata=[("authorization", f"Bearer {token}")],
             timeout=timeout_s,
         )
-        timed_out = False
+        timed_out = interrupted = False
         try:
             reader.feed(call)
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                 timed_out = True
             else:
-                raise rpc_failure(exc) from None
+                raise rpc_failure(exc, endpoint, token_source) from None
+        except KeyboardInterrupt:
+            interrupted = True  # the caller shows the last complete snapshot
         finally:
             if not reader.done:
                 call.cancel()
-        return RunOutcome(reader.request_id, reader.last, reader.progress, reader.done, timed_out)
+        return RunOutcome(
+            reader.request_id, reader.last, reader.progress, reader.done, timed_out, interrupted
+        )
 
 
 def snapshot_rows(snapshot: Snapshot) -> tuple[Sequence[str], Sequence[Sequence[Any]]]:

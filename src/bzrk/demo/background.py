@@ -38,11 +38,12 @@ class BackgroundLogs:
         self.pool_exhausted_fatal = inc.start_ns + (inc.end_ns - inc.start_ns) * 6 // 10
 
     def _rec(
-        self, records: list[Record], pod: Pod, t: int, severity: int, body: str, attrs: bytes = b""
-    ) -> None:
+        self, records: list[Record], pod: Pod, t: int, severity: int, body: str, attrs: bytes = b"",
+        rng: random.Random | None = None,
+    ) -> None:  # fmt: skip
         if not (self.topo.start_ns <= t < self.topo.end_ns):
             return
-        observed = t + MS + int(self.rng.random() * 30 * MS)
+        observed = t + MS + int((rng or self.rng).random() * 30 * MS)
         records.append(
             (t, pod, pod.scopes["log"].encoded, wire.log_record(t, observed, severity, body, attrs))
         )
@@ -58,6 +59,8 @@ class BackgroundLogs:
             if t0 <= gen.from_ns < t0 + MINUTE_NS and gen.from_ns > topo.start_ns:
                 for pod in gen.pods:
                     self._deploy_lines(out, pod, gen.from_ns)
+                if spec.name == "payment":
+                    self._refused_during_rollout(out, gen.from_ns)
             if not (gen.from_ns <= t0 < gen.to_ns):
                 continue
             for pod in gen.pods:
@@ -215,6 +218,28 @@ class BackgroundLogs:
             INFO,
             f"Started PaymentApplication in 7.{int(self.rng.random() * 9)} seconds (process running for 8.6)",
         )
+
+    def _refused_during_rollout(self, out: list[Record], t: int) -> None:
+        """Checkout's calls to payment are refused while the old pods stop and the new ones start.
+
+        Drawn from an RNG of its own, so adding these lines leaves every other record unchanged.
+        """
+        rng = random.Random(f"bzrk-demo-refused:{self.topo.seed}:{t}")
+        for pod in self.topo.pods_at("checkout", t):
+            for i in range(REFUSALS_PER_POD):
+                at = t + int((i + rng.random()) * 3 * NS)
+                delay = (100, 200, 400, 800)[i % 4]
+                self._rec(
+                    out, pod, at, WARN,
+                    f"Connection refused: connect to payment:8080 (POST /payments/charge), retrying in {delay} ms",
+                    _la(("error.type", "java.net.ConnectException"), ("server.address", "payment"),
+                        ("server.port", 8080)),
+                    rng,
+                )  # fmt: skip
+
+
+# Refused connections per checkout pod at each payment rollout (the incident's start and end).
+REFUSALS_PER_POD = 3
 
 
 def hash_phase(name: str) -> int:

@@ -26,11 +26,16 @@ class Admission:
         self._slots = asyncio.Semaphore(max_running)
         self._max_waiting = max_waiting
         self._waiting = 0
+        self._running = 0
         self.max_running = max_running
 
     @property
     def waiting(self) -> int:
         return self._waiting
+
+    @property
+    def running(self) -> int:
+        return self._running
 
     @asynccontextmanager
     async def admit(self) -> AsyncIterator[int]:
@@ -48,7 +53,9 @@ class Admission:
                 self._waiting -= 1
         else:
             await self._slots.acquire()
+        self._running += 1
         try:
             yield time.monotonic_ns() - started
         finally:
+            self._running -= 1
             self._slots.release()

@@ -8,8 +8,9 @@ time decides ``MissingTimeFilter``; whether the last pipeline may be extended de
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from bzrk.engine.timewindow import QueryBounds, query_bounds
 from bzrk.kql import syntax as K
 
 TIME_COLUMNS = frozenset({"timestamp", "ingest_time"})
@@ -43,6 +44,20 @@ _AGGREGATING = (
 )
 # Pipelines ending in these cannot legally take another operator.
 _NOT_EXTENDABLE = (K.Render, K.OtelLogStats, K.Fork, K.Facet)
+# Operators that map each input row to output rows on its own: a row of their output over part
+# of the window is a row of their output over all of it.
+_ROW_LOCAL = (
+    K.Where,
+    K.Project,
+    K.Extend,
+    K.ProjectAway,
+    K.ProjectKeep,
+    K.ProjectRename,
+    K.ProjectReorder,
+    K.Parse,
+    K.ParseKv,
+    K.MvExpand,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +68,12 @@ class StatementShape:
     extendable: bool
     # Ends in `count` or a `summarize` without `by`: one row, whatever the input.
     single_row: bool = False
+    # Reads one table through row-local operators only (where, project, extend, parse, …), so
+    # every row a time slice yields is a row of the whole window's answer.
+    row_local: bool = False
+    # `take N` / `limit N` (a literal N) as the last operator of a row-local pipeline: a
+    # snapshot with N rows is a whole answer (Berserk's short-circuit completion).
+    take: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +83,8 @@ class QueryShape:
     trailing_semicolon: bool
     # Ticks of `summarize … by bin(timestamp, <span>)` in the last statement, if any.
     time_bin: int | None = None
+    # The event-time bounds of the query's own leading filters (timewindow.query_bounds).
+    time_bounds: QueryBounds | None = None
 
     @property
     def last(self) -> StatementShape | None:
@@ -77,7 +100,9 @@ def _statement_shape(statement: K.ExprStatement) -> StatementShape:
     if isinstance(expr, K.Paren):
         expr = expr.expr
     if isinstance(expr, K.NameRef):
-        return StatementShape(limited=False, bare_table=True, aggregating=False, extendable=True)
+        return StatementShape(
+            limited=False, bare_table=True, aggregating=False, extendable=True, row_local=True
+        )
     if not isinstance(expr, K.Pipeline):
         return StatementShape(limited=True, bare_table=False, aggregating=False, extendable=False)
     operators = expr.operators
@@ -95,7 +120,16 @@ def _statement_shape(statement: K.ExprStatement) -> StatementShape:
     bare = not operators and isinstance(source, K.NameRef)
     last = operators[-1] if operators else None
     single_row = isinstance(last, K.Count) or (isinstance(last, K.Summarize) and not last.by)
-    return StatementShape(limited, bare, aggregating, extendable, single_row)
+    body = operators[:-1] if isinstance(last, K.Take) else operators
+    row_local = isinstance(source, K.NameRef) and all(isinstance(op, _ROW_LOCAL) for op in body)
+    take = None
+    if row_local and isinstance(last, K.Take):
+        count = last.count
+        if isinstance(count, K.Literal) and isinstance(count.value, int) and count.value >= 0:
+            take = count.value
+        else:
+            row_local = False  # a computed count: nothing to short-circuit on
+    return StatementShape(limited, bare, aggregating, extendable, single_row, row_local, take)
 
 
 def _mentions_time_column(node: K.Node) -> bool:
@@ -146,9 +180,13 @@ def _time_bin(statement: K.ExprStatement | None) -> int | None:
 def analyze_shape(query: K.Query, text: str) -> QueryShape:
     results = _result_statements(query)
     statements = tuple(_statement_shape(s) for s in results)
+    if any(not isinstance(s, K.ExprStatement | K.SetOption) for s in query.statements):
+        # A `let` may name a tabular value: a statement's source is then no table read.
+        statements = tuple(replace(s, row_local=False, take=None) for s in statements)
     return QueryShape(
         statements,
         _has_time_bound(query),
         text.rstrip().endswith(";"),
         _time_bin(results[-1] if results else None),
+        query_bounds(query),
     )

@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bzrk.engine.compile.query import TableResolver, TableSource
+
+
+@dataclass
+class StoredTableSource(TableSource):
+    """A :class:`TableSource` of a stored bzrk table, with how it stores absent fields.
+
+    ``absent`` (a field of every :class:`TableSource`, read by the compiler's table read) maps
+    every column (and each declared typed bag path, ``resource.service.name``) to how a record
+    without that field is stored: ``"null"`` (NULL in a Nullable column), ``"[]"`` (an empty
+    array), ``"{}"`` (an empty bag / no key in it) or ``"never"`` (every row has it);
+    ``bzrk.storage.schema.ABSENCE`` is the source. KQL reads an absent field as null (issue
+    20); the compiler expresses that from this, whatever the layout.
+    """
 
 
 class TableCatalog(Protocol):
@@ -73,12 +87,13 @@ class CatalogResolver(TableResolver):
         if known is not None and known[0] == resolved:
             return known[1]
         # The catalogue names the ClickHouse table and its KQL columns; nothing is re-derived here.
-        source = TableSource(
+        source = StoredTableSource(
             database=resolved.ch_database,
             table=resolved.ch_table,
             columns=list(resolved.columns),
             bags=stored_bags(resolved.columns),
             path_registry=getattr(resolved, "path_registry", "") or None,
+            absent=dict(getattr(resolved, "absent", ())),
         )
         if len(self.sources) >= _MAX_KNOWN_SOURCES:
             self.sources.clear()

@@ -123,11 +123,15 @@ class Progress:
     planning_segments_done: int = 0
     planning_segments_total: int = 0
     bin_progress: BinProgress | None = None
-    # Fraction (0.0-1.0) of the query's time window whose slices are complete.
+    # Fraction (0.0-1.0) of the query's time window scanned: the completed slices, plus the
+    # share of the running slice ClickHouse has read (engine/progress.py).
     coverage: float = 0.0
     slices_done: int = 0
     slices_total: int = 0
     custom_stats: dict[str, int] = field(default_factory=dict)
+    # The run stopped scheduling work because a snapshot already held the whole answer (a
+    # `take N` with N rows, the newest rows of a bare table): Berserk's short_circuit_completion.
+    short_circuit: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """One-shot execution: KQL text → compiled SQL → backend → the result-stream events.
 
-This is the simple entry point the API surfaces can use before progressive execution exists:
-one final snapshot per query. :func:`execute_text` is the blocking core (also used by the
-conformance runner); :func:`run_query` wraps it as an async event stream with located errors.
+One final snapshot per query, planned by the query service's own front end (parse, bind,
+compile: :mod:`bzrk.engine.planning`). :func:`execute_text` is the blocking core (the conformance
+runner and the engine tests use it); :func:`run_query` wraps it as an async event stream with
+located errors.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 
 from bzrk.engine.backends.base import Backend, QuerySettings
 from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver
-from bzrk.engine.errors import EngineError
+from bzrk.engine.compile.query import CompiledQuery, TableResolver
+from bzrk.engine.errors import EngineError, told
 from bzrk.engine.events import (
     Column,
     Done,
@@ -41,6 +42,10 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     "output_format_arrow_low_cardinality_as_dictionary": 0,
     # Inlined KQL expressions can be long; ClickHouse folds the repeated parts.
     "max_query_size": 16 * 1024 * 1024,
+    # The binder accepts expressions 300 levels deep (kql/binder/core.py MAX_BIND_DEPTH),
+    # which ClickHouse parses and analyses as about three AST levels each.
+    "max_ast_depth": 4000,
+    "max_parser_depth": 4000,
     # Dynamic values are JSON text; Kusto writes '/' unescaped, and a bag path read natively
     # (compile/bag_paths.py) must spell its text as the whole bag's text does.
     "output_format_json_escape_forward_slashes": 0,
@@ -64,11 +69,16 @@ def compile_text(
     text: str,
     resolver: TableResolver | None = None,
     probe: Callable[[str], list[dict[str, Any]]] | None = None,
+    database: str = "default",
 ) -> CompiledQuery:
-    """Parse and compile KQL text (raises ``KqlError`` or :class:`CompileError`)."""
-    from bzrk.kql.parser import parse
+    """Parse, bind and compile KQL text the way the query service does
+    (:func:`bzrk.engine.planning.compile_query`: the binder's semantic errors first); raises
+    ``KqlError`` or :class:`CompileError`."""
+    from bzrk.engine.planning import compile_query, globals_for
 
-    return QueryCompiler(resolver, probe).compile(parse(text))
+    tables = resolver or TableResolver()
+    _, compiled = compile_query(text, {}, tables, globals_for(tables, {}, database), probe=probe)
+    return compiled
 
 
 def _with_semantics(settings: QuerySettings | None) -> QuerySettings:
@@ -119,8 +129,13 @@ def source_location(text: str, span: Any) -> Location | None:
     )
 
 
-def error_event(text: str, exc: BaseException) -> Error:
-    """The located ``Error`` event for a failure of :func:`execute_text`."""
+def error_event(text: str, exc: BaseException, run_id: str = "") -> Error:
+    """The located ``Error`` event for a failure while planning or running ``text``.
+
+    What reaches the user is a code and a sentence of ours: ClickHouse's text (which names the
+    generated SQL and settings) and Python's exception text are for the log, where the caller
+    writes them with the run id.
+    """
     from bzrk.kql.diagnostics import KqlError
 
     if isinstance(exc, KqlError):
@@ -153,9 +168,13 @@ def error_event(text: str, exc: BaseException) -> Error:
             location=source_location(text, exc.span),
         )
     if isinstance(exc, EngineError):
-        return Error(code=exc.code, title="Execution error", message=exc.message)
+        said = told(exc, run_id)
+        return Error(code=said.code, title=said.title, message=said.message)
+    reference = f" (run id {run_id})" if run_id else ""
     return Error(
-        code="InternalError", title="Internal error", message=f"{type(exc).__name__}: {exc}"
+        code="InternalError",
+        title="Internal error",
+        message=f"the query failed on an internal error{reference}",
     )
 
 

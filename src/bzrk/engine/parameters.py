@@ -10,6 +10,7 @@ parameter cannot change the query's shape.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,16 +51,79 @@ def _string_literal(value: str) -> str:
     return json.dumps(value)
 
 
+# Declared type -> the binder's name of it.
+_TYPE_NAMES = {"double": "real", "boolean": "bool", "date": "datetime", "time": "timespan"}
+# Declared type -> the literal types a value of it may be given as.
+_ACCEPTS = {
+    "int": frozenset({"int", "long"}),
+    "long": frozenset({"int", "long"}),
+    "real": frozenset({"int", "long", "real", "decimal"}),
+    "decimal": frozenset({"int", "long", "real", "decimal"}),
+}
+_LONG_RANGE = (-(2**63), 2**63 - 1)
+_INT_RANGE = (-(2**31), 2**31 - 1)
+
+
+def _declared(param: K.Param) -> str:
+    kind = param.type.lower()
+    return _TYPE_NAMES.get(kind, kind)
+
+
+def _refused(param: K.Param, value: Any) -> ParameterError:
+    shown = json.dumps(value) if not isinstance(value, str) else value
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return ParameterError(f"parameter '{param.name}': {shown} is not a {param.type} value")
+
+
 def _literal_text(param: K.Param, value: Any) -> str:
+    """KQL literal text for a JSON ``value`` of ``param``; refused unless of the declared type."""
+    kind = _declared(param)
+    if value is None:
+        return f"{kind}(null)" if kind != "string" else '""'
+    if kind == "dynamic":
+        return f"dynamic({json.dumps(value)})" if not isinstance(value, str) else value
     if isinstance(value, bool):
+        if kind != "bool":
+            raise _refused(param, value)
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return repr(value) if param.type not in ("long", "int") else str(int(value))
+        if kind in ("int", "long"):
+            low, high = _INT_RANGE if kind == "int" else _LONG_RANGE
+            integral = isinstance(value, int) or (math.isfinite(value) and value == int(value))
+            if not integral or not low <= int(value) <= high:
+                raise _refused(param, value)
+            return str(int(value))
+        if kind in ("real", "decimal") and (isinstance(value, int) or math.isfinite(value)):
+            return repr(float(value)) if kind == "real" else repr(value)
+        raise _refused(param, value)
     if not isinstance(value, str):
-        return f"dynamic({json.dumps(value)})"
-    if param.type == "string":
+        raise _refused(param, value)
+    if kind == "string":
         return _string_literal(value)
     return value
+
+
+def _check_type(param: K.Param, text: str, expr: K.Expr) -> None:
+    """Refuse literal text whose value is not of the parameter's declared type."""
+    from bzrk.kql import KqlError, analyze
+
+    kind = _declared(param)
+    if kind in ("dynamic", "string"):
+        return
+    try:
+        schema = analyze(f"print v = {text}").result_schema
+    except KqlError as exc:
+        raise _refused(param, text) from exc
+    given = schema.columns[0].type if schema is not None and schema.columns else None
+    if given != kind and given not in _ACCEPTS.get(kind, frozenset()):
+        raise _refused(param, text)
+    if kind in ("int", "long") and isinstance(expr, K.Literal | K.Unary):
+        literal = expr.operand if isinstance(expr, K.Unary) else expr
+        number = literal.value if isinstance(literal, K.Literal) else None
+        low, high = _INT_RANGE if kind == "int" else _LONG_RANGE
+        if isinstance(number, int | float) and not low <= number <= high + 1:
+            raise _refused(param, text)
 
 
 def _parse_constant(param: K.Param, text: str) -> K.Expr:
@@ -80,6 +144,7 @@ def _parse_constant(param: K.Param, text: str) -> K.Expr:
     expr = source.items[0].expr
     if not _is_constant(expr):
         raise ParameterError(f"parameter '{param.name}': '{text}' is not a constant")
+    _check_type(param, text, expr)
     return expr
 
 

@@ -4,7 +4,9 @@ A compiled query does not depend on the request window: stored-table reads carry
 marker the service fills per run (``sql.bind_scan_bounds``). So the text, the database and the
 query parameters decide the plan, provided every table name the compiler looked up still
 resolves the same way; an entry records those lookups (misses included: a name that was not a
-table may have become one) and is used only when they all still hold.
+table may have become one) and is used only when they all still hold. The exception is a plan
+sized by the window (``bin_auto``, ``make-series`` without ``from``/``to``): it says so
+(``CompiledQuery.window_dependent``), and the service uses it only for that same window.
 
 Only plans that compiled are kept; failures are diagnosed afresh each time.
 """

@@ -39,7 +39,8 @@ from bzrk.engine.budget import (
     reduction_warning,
 )
 from bzrk.engine.catalog_resolver import CatalogResolver, TableCatalog
-from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableSource
+from bzrk.engine.compile.errors import CompileError
+from bzrk.engine.compile.query import CompiledQuery, TableSource
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
@@ -52,13 +53,23 @@ from bzrk.engine.events import (
     RunStatus,
     TableSchema,
 )
-from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event
-from bzrk.engine.parameters import ParameterError, bind_parameters
+from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event, source_location
+from bzrk.engine.parameters import ParameterError
 from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
-from bzrk.engine.progress import bin_progress, progress_event
+from bzrk.engine.planning import (
+    Deadline,
+    PlanningLimits,
+    PlanningPool,
+    PlanningTimeout,
+    bound_query,
+    compile_bound,
+    globals_for,
+)
+from bzrk.engine.progress import RunProgress, ScanSample, ScanTicker, bin_progress
 from bzrk.engine.request import QueryExecutor, QueryRequest
-from bzrk.engine.runlog import RunLog, RunRecorder, with_run_id
+from bzrk.engine.runlog import RunLog, RunObserver, RunRecorder, with_run_id
 from bzrk.engine.scanplan import GranuleCount, GranuleStats, explain_granules
+from bzrk.engine.shortcircuit import WholeAt, whole_at
 from bzrk.engine.snapshots import (
     ROWS_PER_BATCH,
     ArrowRows,
@@ -80,6 +91,7 @@ from bzrk.engine.timewindow import (
     window_coverage,
 )
 from bzrk.engine.values import table_rows
+from bzrk.kql.diagnostics import KqlError, Span
 
 log = logging.getLogger("bzrk.engine.service")
 
@@ -97,6 +109,11 @@ class ServiceLimits:
     # A query's chunk counters come from its plan (a second planning, run beside the query)
     # once it has run this long; a faster query reports rows only (scanplan.GranuleCount).
     chunk_counters_after_ms: int = 25
+    # How often a running window's scan progress is read and reported (engine/progress.py).
+    progress_tick_ms: int = 500
+    # Planning (parse, bind, compile) of one query ends within this many seconds, or sooner
+    # at the request's timeout_ms (engine/planning.py).
+    planning_max_seconds: float = 10.0
 
 
 class QueryFailed(Exception):
@@ -107,6 +124,13 @@ class QueryFailed(Exception):
 
 def _fail(code: str, message: str, title: str = "") -> QueryFailed:
     return QueryFailed(Error(code=code, title=title or code, message=message))
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Take the outcome of a killed query's future: its QueryCancelled is expected, and
+    asyncio would log it as "Future exception was never retrieved" (with a traceback)."""
+    if future.done() and not future.cancelled():
+        future.exception()
 
 
 def _next_or_close(blocks: Any) -> Any:
@@ -130,6 +154,8 @@ class _Plan:
     limits: dict[str, tuple[int, str]]
     # Compiles the query again keeping fewer series in budgeted summarizes (after an overflow).
     reduce: Callable[[Reduction], CompiledQuery] | None = None
+    # When a snapshot is the whole answer however much of the window it covers (_whole_at).
+    whole_at: WholeAt | None = None
 
 
 class QueryService(QueryExecutor):
@@ -140,6 +166,7 @@ class QueryService(QueryExecutor):
         catalog: TableCatalog | None = None,
         admission: Admission | None = None,
         runs: RunRecorder | None = None,
+        observer: RunObserver | None = None,
         limits: ServiceLimits | None = None,
         engine_settings: dict[str, str | int | float] | None = None,
     ) -> None:
@@ -149,27 +176,31 @@ class QueryService(QueryExecutor):
         self.catalog = catalog
         self.admission = admission or Admission(4, 64)
         self.runs = runs
+        self.observer = observer
         self.limits = limits or ServiceLimits()
         self.plans = PlanCache()
+        self.planning = PlanningPool(max(1, min(self.admission.max_running, 4)))
         self._sources: dict[tuple[str, str], tuple[Any, TableSource]] = {}
 
     # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
         run_id = str(uuid.uuid4())
         started = time.monotonic_ns()
-        if self.runs is None:
+        if self.runs is None and self.observer is None:
             # Nothing records the run: the events go straight out.
             async for event in self._execute(run_id, request, started):
                 if not isinstance(event, FinalResult):
                     yield with_run_id(event, run_id)
             return
-        record = RunLog(self.runs, run_id, request)
+        record = RunLog(self.runs, run_id, request, self.observer)
         try:
             async for event in self._execute(run_id, request, started):
                 if record.see(event):
                     yield with_run_id(event, run_id)
         except (GeneratorExit, asyncio.CancelledError):
-            record.status = "cancelled"
+            # Surfaces close the stream once they have the last event: only a close before
+            # it is a cancel (a run that ended with Done or Error keeps its status).
+            record.cancelled()
             raise
         finally:
             with contextlib.suppress(Exception):
@@ -180,24 +211,23 @@ class QueryService(QueryExecutor):
         self, run_id: str, request: QueryRequest, started: int
     ) -> AsyncIterator[Any]:
         try:
-            plan = self._plan(request)
-        except QueryFailed as failed:
-            yield failed.error
-            return
-        for table in plan.compiled.tables:
-            yield TableSchema(table.name, tuple(table.columns))
-        try:
             async with self.admission.admit() as waited_ns:
+                # Planning is CPU work: a planning thread, inside admission, under a deadline.
+                try:
+                    plan = await self.planning.run(self._plan, request, run_id, started)
+                except QueryFailed as failed:
+                    yield failed.error
+                    return
+                for table in plan.compiled.tables:
+                    yield TableSchema(table.name, tuple(table.columns))
                 async for event in self._run_windows(run_id, request, plan, started, waited_ns):
                     yield event
         except QueueFull as exc:
             yield Error(code="QueueFull", title="Too many queries", message=str(exc))
 
-    def _plan(self, request: QueryRequest) -> _Plan:
-        from bzrk.kql.diagnostics import KqlError
-        from bzrk.kql.parser import parse
-        from bzrk.kql.syntax import DeclareParameters
-
+    def _plan(self, request: QueryRequest, run_id: str = "", started: int | None = None) -> _Plan:
+        """Check the request and compile its query (blocking: runs in a planning thread)."""
+        started = time.monotonic_ns() if started is None else started
         now = timewindow.now_ticks()
         try:
             window = timewindow.request_window(
@@ -235,29 +265,27 @@ class QueryService(QueryExecutor):
             raise _fail(
                 "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
             )
+        # The request's deadline counts from its arrival (queue wait and planning included).
+        begun = time.monotonic() - (time.monotonic_ns() - started) / 1e9
+        limit = PlanningLimits(self.limits.planning_max_seconds)
+        budget = Deadline.of(request.timeout_ms, limit, begun)
         resolver = CatalogResolver(self.catalog, request.database, self._sources)
         key = plan_key(request.database, request.query, request.parameters)
         cached = self.plans.get(key, resolver.resolve)
+        compile_window = (
+            (window.start, window.end)
+            if window.start is not None and window.end is not None
+            else None
+        )
+        if cached is not None and cached.compiled.window_dependent:
+            # bin_auto and make-series without from/to were sized for the plan's own window.
+            cached = cached if cached.compiled.window == compile_window else None
         if cached is not None:
             query, compiled, shape = cached.query, cached.compiled, cached.shape
         else:
-            try:
-                query = parse(request.query)
-                if request.parameters or any(
-                    isinstance(st, DeclareParameters) for st in query.statements
-                ):
-                    query = bind_parameters(query, request.parameters)
-                compiled = self._compile(query, resolver, None)
-            except ParameterError as exc:
-                raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
-            except KqlError as exc:
-                raise QueryFailed(error_event(request.query, exc)) from exc
-            except Exception as exc:  # CompileError and anything the compiler did not foresee
-                # When the binder also rejects the query, its diagnosis is the precise one
-                # (UnknownFunction, UnknownName, TypeMismatch, … with Kusto's codes).
-                raise QueryFailed(
-                    error_event(request.query, self._bind_error(request) or exc)
-                ) from exc
+            query, compiled = self._compile_request(
+                request, resolver, budget, run_id, compile_window
+            )
             shape = analyze_shape(query, request.query)
             self.plans.put(key, CachedPlan(query, compiled, shape, dict(resolver.lookups)))
         scans = bool(resolver.used)
@@ -272,46 +300,97 @@ class QueryService(QueryExecutor):
         )
 
         def reduce(reduction: Reduction) -> CompiledQuery:
-            again = self._compile(query, resolver, reduction)
+            again = self._compile(query, resolver, reduction, compile_window)
             return self._limit(again, shape, stop, request.limits.max_rows, request.query)[0]
 
-        deadline = (
-            time.monotonic() + request.timeout_ms / 1000 if request.timeout_ms is not None else None
-        )
+        deadline = begun + request.timeout_ms / 1000 if request.timeout_ms is not None else None
+        if scans and shape.time_bounds is not None:
+            # The query's own time filter bounds the window the progressive runs slice.
+            window = window.intersect(shape.time_bounds.window(now))
         windows = progressive_windows(
             window, request.progressive and scans and window.start is not None
         )
-        return _Plan(compiled, resolver, ingest, shape, windows, deadline, stop, limits, reduce)
+        return _Plan(
+            compiled,
+            resolver,
+            ingest,
+            shape,
+            windows,
+            deadline,
+            stop,
+            limits,
+            reduce,
+            whole_at(shape, limits, compiled),
+        )
+
+    def _compile_request(
+        self,
+        request: QueryRequest,
+        resolver: CatalogResolver,
+        budget: Deadline,
+        run_id: str,
+        window: tuple[int, int] | None,
+    ) -> tuple[Any, CompiledQuery]:
+        """Parse, bind and compile the request's query; failures become located errors."""
+        text = request.query
+        try:
+            query = bound_query(
+                text,
+                request.parameters,
+                globals_for(resolver, self._listed_tables(request.database), request.database),
+                deadline=budget,
+            )
+            return query, self._compile(query, resolver, None, window, budget)
+        except ParameterError as exc:
+            raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
+        except PlanningTimeout as exc:
+            code = "QueryTimeout" if exc.requested else "QueryTooComplex"
+            message = (
+                f"planning the query did not finish within its {exc.seconds:g} s budget"
+                if exc.requested
+                else f"planning the query took longer than {exc.seconds:g} s; simplify it"
+            )
+            raise QueryFailed(
+                Error(
+                    code=code,
+                    title="Query too complex",
+                    message=message,
+                    location=source_location(text, Span(0, len(text))),
+                )
+            ) from exc
+        except (KqlError, CompileError) as exc:
+            raise QueryFailed(error_event(text, exc)) from exc
+        except Exception as exc:  # a bug: logged with the run id, told without internals
+            log.exception("planning failed (run %s)", run_id)
+            raise _fail(
+                "InternalError",
+                f"the query could not be planned (an internal error; run id {run_id})",
+                "Internal error",
+            ) from exc
 
     def _compile(
-        self, query: Any, resolver: CatalogResolver, reduction: Reduction | None
+        self,
+        query: Any,
+        resolver: CatalogResolver,
+        reduction: Reduction | None,
+        window: tuple[int, int] | None = None,
+        deadline: Deadline | None = None,
     ) -> CompiledQuery:
-        compiler = QueryCompiler(resolver)
-        compiler.budget_policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
-        return compiler.compile(query)
+        """The plan of a parsed and bound query (at ``reduction`` after a budget overflow), sized
+        for the request ``window`` where the query asks for it (bin_auto, make-series)."""
+        policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
+        return compile_bound(query, resolver, budget=policy, deadline=deadline, window=window)
 
-    def _bind_error(self, request: QueryRequest) -> Exception | None:
-        """The binder's error for ``request``'s query over its database's tables, if any."""
-        from bzrk.kql import GlobalState, KqlError, analyze
-        from bzrk.storage.schema import STORED_COLUMNS
-
+    def _listed_tables(self, database: str) -> dict[str, list[tuple[str, str]]]:
+        """The database's tables and columns, as the binder sees them (none without a catalogue)."""
+        if self.catalog is None:
+            return {}
         try:
-            names = (
-                [t.name for t in self.catalog.list_tables(request.database)] if self.catalog else []
-            )
-        except Exception:  # no catalogue answer: no binder opinion
-            return None
-        columns = [(c.name, c.kql_type) for c in STORED_COLUMNS]
-        try:
-            analyze(
-                request.query,
-                GlobalState.from_tables({n: columns for n in names}, database=request.database),
-            )
-        except KqlError as exc:
-            return exc
-        except Exception:  # the binder's own limits are not the user's problem
-            return None
-        return None
+            listed = self.catalog.list_tables(database)
+        except Exception:  # no catalogue answer: the resolver still names tables one by one
+            log.debug("listing the tables of %s failed", database, exc_info=True)
+            return {}
+        return {t.name: list(t.columns) for t in listed}
 
     def _limit(
         self,
@@ -374,8 +453,7 @@ class QueryService(QueryExecutor):
     ) -> AsyncIterator[Any]:
         compiled, windows, deadline, stop = plan.compiled, plan.windows, plan.deadline, plan.stop
         full = windows[-1]
-        scanned = ScanStats()
-        granules = GranuleStats()
+        progress = RunProgress(started, waited_ns, len(windows))
         last: Snapshot | None = None
         final_payload: Callable[[], dict[str, Any]] | None = None
         status: RunStatus = "complete"
@@ -403,6 +481,7 @@ class QueryService(QueryExecutor):
             )
             query_id = f"{run_id.replace('-', '')}{index}"
             coverage = window_coverage(window, full)
+            ticker = ScanTicker(self.backend, query_id, self.limits.progress_tick_ms / 1000)
             # The last (whole-window) run of a query without a deadline streams block by block:
             # rows go out while ClickHouse still reads (a deadline could tear such a snapshot).
             streaming = index == len(windows) - 1 and deadline is None and self._streams
@@ -418,11 +497,17 @@ class QueryService(QueryExecutor):
                         query_id,
                         streamed,
                         bool(plan.resolver.used),
+                        ticker,
                     ):
-                        yield event
+                        if isinstance(event, ScanSample):
+                            if (tick := progress.running(event, coverage)) is not None:
+                                yield tick
+                        else:
+                            yield event
                     stats, run_granules = streamed.stats, streamed.granules
                 else:
-                    results, stats, run_granules = await self._run_once(
+                    ran: tuple[list[Any], ScanStats, GranuleStats] | None = None
+                    async for item in self._run_once(
                         run,
                         settings,
                         query_id,
@@ -430,7 +515,15 @@ class QueryService(QueryExecutor):
                         # Chunk counters come from the whole-window run's plan: an EXPLAIN per
                         # intermediate window would cost more than those small runs themselves.
                         bool(plan.resolver.used) and index == len(windows) - 1,
-                    )
+                        ticker,
+                    ):
+                        if isinstance(item, ScanSample):
+                            if (tick := progress.running(item, coverage)) is not None:
+                                yield tick
+                        else:
+                            ran = item
+                    assert ran is not None
+                    results, stats, run_granules = ran
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -438,28 +531,25 @@ class QueryService(QueryExecutor):
                 if deadline is not None:
                     status = "soft_budget"
                     break
-                yield Error(code="QueryTimeout", title="Query timed out", message=exc.message)
+                log.info("run %s timed out in the engine: %s", run_id, exc)
+                yield error_event(request.query, exc, run_id)
                 return
             except QueryCancelled:
                 raise asyncio.CancelledError from None
             except EngineError as exc:
                 if not (is_overflow(exc, compiled) and plan.reduce is not None):
-                    yield error_event(request.query, exc)
+                    # ClickHouse's text names the generated SQL: the log gets it, the user a code.
+                    log.warning("run %s failed in the engine: %s", run_id, exc)
+                    yield error_event(request.query, exc, run_id)
                     return
                 # Over the summarize memory budget: keep fewer whole series, run the window again.
                 reduction = next_reduction(reduction)
                 if reduction is None or not any(b.series for b in compiled.budgets):
                     yield overflow_error(compiled, request.query)
                     return
-                compiled = plan.reduce(reduction)
+                compiled = await self.planning.run(plan.reduce, reduction)
                 budget_note = reduction_warning(compiled.budgets, reduction)
                 continue
-            granules = granules + run_granules
-            scanned = ScanStats(
-                scanned.rows_read + stats.rows_read,
-                scanned.bytes_read + stats.bytes_read,
-                scanned.elapsed_ns + stats.elapsed_ns,
-            )
             if streaming:
                 snapshot = streamed.snapshot()
                 final_payload = streamed.payload
@@ -467,15 +557,24 @@ class QueryService(QueryExecutor):
                 snapshot = self._snapshot(compiled, results, plan.limits, coverage)
                 if budget_note is not None:
                     snapshot.warnings.append(budget_note)
-                for event in snapshot_events(snapshot, str(uuid.uuid4()), compiled):
+                async for event in snapshot_events(snapshot, str(uuid.uuid4()), compiled):
                     yield event
             last = snapshot
-            yield replace(
-                progress_event(
-                    scanned, granules, started, waited_ns, coverage, index + 1, len(windows)
-                ),
-                bin_progress=bin_progress(plan.shape.time_bin, window, full),
+            # Berserk's short-circuit completion: a snapshot that already holds the whole
+            # answer (take N with N rows, ...) ends the run, complete, before the full window.
+            whole = (
+                index < len(windows) - 1
+                and plan.whole_at is not None
+                and plan.whole_at.holds(snapshot)
             )
+            if whole:
+                progress.short_circuit = True
+                snapshot.coverage = 1.0
+            yield progress.completed(
+                stats, run_granules, coverage, bin_progress(plan.shape.time_bin, window, full)
+            )
+            if whole:
+                break
             if stop is not None and snapshot.tables:
                 _, columns, rows = primary_table(snapshot)
                 try:
@@ -497,7 +596,7 @@ class QueryService(QueryExecutor):
                 )
             )
             last = empty
-            for event in snapshot_events(empty, str(uuid.uuid4()), compiled):
+            async for event in snapshot_events(empty, str(uuid.uuid4()), compiled):
                 yield event
         kept = last
         yield FinalResult(final_payload or (lambda: result_payload(kept)))
@@ -517,7 +616,10 @@ class QueryService(QueryExecutor):
         query_id: str,
         remaining: float | None,
         scans: bool,
-    ) -> tuple[list[Any], ScanStats, GranuleStats]:
+        ticker: ScanTicker,
+    ) -> AsyncIterator[ScanSample | tuple[list[Any], ScanStats, GranuleStats]]:
+        """Scan samples while the window's tables run, then (results, scan stats, granules)."""
+
         def work() -> tuple[list[Any], ScanStats]:
             tables, total = [], ScanStats()
             for position, table in enumerate(compiled.tables):
@@ -545,18 +647,19 @@ class QueryService(QueryExecutor):
         future = asyncio.get_running_loop().run_in_executor(None, work)
         try:
             timeout = None if remaining is None else max(remaining, 0.001)
-            done, _ = await asyncio.wait({future}, timeout=timeout)
-            if not done:
-                raise TimeoutError
+            async for sample in ticker.wait(future, timeout):
+                yield sample
             tables, total = future.result()
-            return tables, total, await plan.result() if plan is not None else GranuleStats()
+            granules = await plan.result() if plan is not None else GranuleStats()
         except (TimeoutError, asyncio.CancelledError, GeneratorExit):
             if plan is not None:
                 plan.cancel()
             await self._kill(compiled, query_id)
             with contextlib.suppress(BaseException):
                 await asyncio.wait({future}, timeout=5)
+            _retrieved(future)
             raise
+        yield tables, total, granules
 
     @property
     def _streams(self) -> bool:
@@ -570,8 +673,10 @@ class QueryService(QueryExecutor):
         query_id: str,
         out: Streamed,
         scans: bool,
-    ) -> AsyncIterator[Event]:
-        """One snapshot of every table, converted and sent block by block as ClickHouse reads."""
+        ticker: ScanTicker,
+    ) -> AsyncIterator[Event | ScanSample]:
+        """One snapshot of every table, converted and sent block by block as ClickHouse reads,
+        with scan samples while a block is awaited."""
         iteration = str(uuid.uuid4())
         # The plan (chunk counters) is read on another connection while rows stream.
         plan = self._plan_granules(compiled, settings) if scans else None
@@ -582,16 +687,23 @@ class QueryService(QueryExecutor):
                 table.sql, settings=settings, query_id=f"{query_id}x{position}", stats=block_stats
             )
             sent, pending, truncated, ended = 0, None, False, False
+            fetch: asyncio.Future[Any] | None = None
             try:
                 while not truncated:
-                    block = await asyncio.to_thread(_next_or_close, blocks)
+                    fetch = asyncio.get_running_loop().run_in_executor(None, _next_or_close, blocks)
+                    async for sample in ticker.wait(fetch):
+                        yield sample
+                    block = fetch.result()
                     if block is None:
                         ended = True
                         break
                     if sent + block.num_rows > cap:
                         block, truncated = block.slice(0, cap - sent), True
                     for start in range(0, block.num_rows, ROWS_PER_BATCH):
-                        rows = table_rows(block.slice(start, ROWS_PER_BATCH), table.columns)
+                        # Converting is CPU work proportional to the data: not on the loop.
+                        rows = await asyncio.to_thread(
+                            table_rows, block.slice(start, ROWS_PER_BATCH), table.columns
+                        )
                         if pending is not None:
                             yield RowBatch(table.name, iteration, pending, False)
                         pending = rows
@@ -601,6 +713,10 @@ class QueryService(QueryExecutor):
                 if plan is not None:
                     plan.cancel()
                 await self._kill(compiled, query_id)
+                if fetch is not None:  # the stream may not be closed while a block is read
+                    with contextlib.suppress(BaseException):
+                        await asyncio.wait({fetch}, timeout=5)
+                    _retrieved(fetch)
                 raise
             finally:
                 if not ended:  # stopping a running query can take a moment: not on the loop

@@ -11,10 +11,13 @@ against a strict pattern), identifiers are back-quoted with escaping, and litera
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import functools
 import math
 import re
-from collections.abc import Sequence
+import string
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -106,6 +109,13 @@ class Template(Expr):
 
     text: str
     args: Sequence[Expr] = field(default_factory=list)
+
+
+def in_template(sql: str) -> str:
+    """``sql`` (text already quoted here, which may hold a user's names) as part of a
+    :class:`Template`'s text: its braces are doubled, so no slot is read from it
+    (``attributes['{0}']`` named slot 0; ``a{{b`` read the key ``a{b``)."""
+    return sql.replace("{", "{{").replace("}", "}}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +236,99 @@ class UnionAll:
 
 
 Query = Select | UnionAll
+
+# -- walking the tree ------------------------------------------------------------------------
+
+# Field names of each node class that may hold child expressions or queries.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = (
+            tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+        )
+        _CHILD_FIELDS[cls] = names
+    return names
+
+
+def _nested(value: object) -> Iterator[Expr | Query]:
+    if isinstance(value, Expr | Select | UnionAll):
+        yield value
+    elif isinstance(value, Source | Join):
+        yield from children(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _nested(item)
+
+
+def children(node: Expr | Query | Source | Join) -> Iterator[Expr | Query]:
+    """The expressions and queries directly under ``node`` (a template's: its slots)."""
+    if isinstance(node, Template):
+        yield from node.args
+        return
+    if isinstance(node, Lit | Col | ScanBounds | RowCap):
+        return
+    for name in _child_fields(type(node)):
+        if name != "ctes":
+            yield from _nested(getattr(node, name))
+    if isinstance(node, Select | UnionAll):
+        for _, query in node.ctes:
+            yield query
+
+
+def expanded_size(node: Expr | Query, memo: dict[int, int] | None = None) -> int:
+    """How many nodes the rendered text of ``node`` spells out (a shared sub-tree counts at
+    every use, as rendering repeats it); linear in the tree's distinct nodes.
+
+    >>> x = BinOp("+", Col("a"), Lit(1))
+    >>> expanded_size(BinOp("*", x, x))
+    7
+    """
+    memo = {} if memo is None else memo
+    stack: list[tuple[Expr | Query, bool]] = [(node, False)]
+    while stack:
+        item, ready = stack.pop()
+        key = id(item)
+        if key in memo:
+            continue
+        kids = list(children(item))
+        if ready:
+            uses = slot_counts(item) if isinstance(item, Template) else None
+            total = 1
+            for index, kid in enumerate(kids):
+                total += memo[id(kid)] * (1 if uses is None else uses[index])
+            memo[key] = total
+            continue
+        stack.append((item, True))
+        stack.extend((kid, False) for kid in kids if id(kid) not in memo)
+    return memo[id(node)]
+
+
+def slot_counts(node: Template) -> list[int]:
+    """How often the text of ``node`` renders each of its slots."""
+    counts = [0] * len(node.args)
+    for index in slot_uses(node.text):
+        if index < len(counts):
+            counts[index] += 1
+    return counts
+
+
+_QUOTED_NAME = re.compile(r"`((?:[^`\\]|\\.)*)`")
+
+
+def quoted_names(text: str) -> list[str]:
+    """The names back-quoted in SQL ``text`` (a template's), unescaped."""
+    return [re.sub(r"\\(.)", r"\1", name) for name in _QUOTED_NAME.findall(text)]
+
+
+@functools.lru_cache(maxsize=4096)
+def slot_uses(text: str) -> tuple[int, ...]:
+    """The slot numbers a template text renders, in order (``{{`` is a literal brace)."""
+    return tuple(
+        int(name) for _, name, _, _ in string.Formatter().parse(text) if name and name.isdigit()
+    )
 
 
 def quote_identifier(name: str) -> str:

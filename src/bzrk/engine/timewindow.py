@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bzrk.engine.events import TICKS_PER_SECOND
+from bzrk.kql import syntax as K
 
 _UNIT_SECONDS = {
     "ms": 0.001, "msec": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
@@ -175,7 +177,7 @@ def scan_filter(window: Window, ingest: Window) -> str:
 
 
 def progressive_windows(window: Window, progressive: bool) -> list[Window]:
-    if not progressive or not window.bounded:
+    if not progressive or not window.bounded or window.empty:
         return [window]
     assert window.start is not None and window.end is not None
     total = window.end - window.start
@@ -199,3 +201,163 @@ def window_coverage(window: Window, full: Window) -> float:
     )
     total = full.end - full.start
     return 1.0 if total <= 0 else min(1.0, (window.end - window.start) / total)
+
+
+# --- in-query bounds --------------------------------------------------------------------------
+#
+# `where timestamp > ago(1d)` bounds a query as `since="1d ago"` does. When the request names no
+# window, such a bound defines the window the progressive runs slice (ADX clients send the
+# bound in the query, never as a request property); when it does, the two intersect. The bound
+# is read only where applying it to the scan changes nothing: a single statement reading one
+# table, from the `where`s that directly follow the table, with no sub-query anywhere.
+
+
+@dataclass(frozen=True, slots=True)
+class Instant:
+    """A constant time of the query text: ``ticks`` since the epoch, or after "now" if relative."""
+
+    ticks: int
+    relative: bool = False
+
+    def resolve(self, now: int) -> int:
+        return now + self.ticks if self.relative else self.ticks
+
+
+@dataclass(frozen=True, slots=True)
+class QueryBounds:
+    """The event-time bounds a query's own filters put on its only table read."""
+
+    start: Instant | None = None  # inclusive
+    end: Instant | None = None  # exclusive
+
+    def window(self, now: int) -> Window:
+        return Window(
+            self.start.resolve(now) if self.start else None,
+            self.end.resolve(now) if self.end else None,
+        )
+
+
+_TIME_COLUMN = "timestamp"
+_LOWER = {">": 1, ">=": 0}  # op -> ticks added to reach an inclusive start
+_UPPER = {"<": 0, "<=": 1}  # op -> ticks added to reach an exclusive end
+_MIRRORED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+# Calls that read data other than the pipeline's input.
+_DATA_CALLS = frozenset(
+    {"table", "database", "cluster", "toscalar", "materialize", "external_table"}
+)
+
+
+def _instant(expr: K.Expr) -> Instant | None:
+    """A time constant: ``ago(span)``, ``now([span])``, a datetime literal, ± a span literal."""
+    if isinstance(expr, K.Paren):
+        return _instant(expr.expr)
+    if isinstance(expr, K.Literal):
+        return (
+            Instant(expr.value) if expr.type == "datetime" and isinstance(expr.value, int) else None
+        )
+    if isinstance(expr, K.Call) and expr.target is None:
+        spans = [a.value for a in expr.args if isinstance(a, K.Literal) and a.type == "timespan"]
+        if len(spans) != len(expr.args) or not all(isinstance(v, int) for v in spans):
+            return None
+        if expr.name == "ago" and len(spans) == 1:
+            return Instant(-spans[0], relative=True)
+        if expr.name == "now" and len(spans) <= 1:
+            return Instant(spans[0] if spans else 0, relative=True)
+        return None
+    if isinstance(expr, K.Binary) and expr.op in ("+", "-"):
+        base = _instant(expr.left)
+        span = expr.right
+        if base is None or not (
+            isinstance(span, K.Literal) and span.type == "timespan" and isinstance(span.value, int)
+        ):
+            return None
+        return Instant(base.ticks + (span.value if expr.op == "+" else -span.value), base.relative)
+    return None
+
+
+def _is_time_column(expr: K.Expr) -> bool:
+    return isinstance(expr, K.NameRef) and expr.name == _TIME_COLUMN
+
+
+def _conjuncts(predicate: K.Expr) -> list[K.Expr]:
+    if isinstance(predicate, K.Paren):
+        return _conjuncts(predicate.expr)
+    if isinstance(predicate, K.Binary) and predicate.op == "and":
+        return _conjuncts(predicate.left) + _conjuncts(predicate.right)
+    return [predicate]
+
+
+def _shift(instant: Instant, ticks: int) -> Instant:
+    return Instant(instant.ticks + ticks, instant.relative)
+
+
+def _term_bounds(term: K.Expr) -> tuple[Instant | None, Instant | None]:
+    """(inclusive start, exclusive end) one comparison puts on ``timestamp``."""
+    if isinstance(term, K.Between) and not term.negated and _is_time_column(term.value):
+        low, high = _instant(term.low), _instant(term.high)
+        return low, _shift(high, 1) if high is not None else None  # `between` includes both
+    if not isinstance(term, K.Binary) or term.op not in _MIRRORED:
+        return None, None
+    op, other = term.op, term.right
+    if _is_time_column(term.right) and not _is_time_column(term.left):
+        op, other = _MIRRORED[term.op], term.left
+    elif not _is_time_column(term.left):
+        return None, None
+    instant = _instant(other)
+    if instant is None:
+        return None, None
+    if op in _LOWER:
+        return _shift(instant, _LOWER[op]), None
+    return None, _shift(instant, _UPPER[op])
+
+
+def _tighter(
+    a: Instant | None, b: Instant | None, pick: Callable[[int, int], int]
+) -> Instant | None:
+    """The tighter of two bounds (``pick`` is max for starts, min for ends); of a relative and
+    an absolute one, the first (the other still filters the rows)."""
+    if a is None:
+        return b
+    if b is None or a.relative != b.relative:
+        return a
+    return a if pick(a.ticks, b.ticks) == a.ticks else b
+
+
+def _reads_other_data(node: K.Node) -> bool:
+    return any(
+        isinstance(child, K.Pipeline | K.Join | K.Lookup | K.Union | K.Invoke)
+        or (isinstance(child, K.Call) and child.name in _DATA_CALLS)
+        for child in node.walk()
+    )
+
+
+def query_bounds(query: K.Query) -> QueryBounds | None:
+    """The time bounds a query's leading filters put on its one table read, if that is its shape.
+
+    >>> from bzrk.kql.parser import parse
+    >>> bounds = query_bounds(parse("T | where timestamp > ago(1h) and x == 1 | count"))
+    >>> bounds.window(now=36_000_000_000) == Window(1, None)
+    True
+    """
+    statements = [s for s in query.statements if not isinstance(s, K.SetOption)]
+    if len(statements) != 1 or not isinstance(statements[0], K.ExprStatement):
+        return None
+    pipeline = statements[0].expr
+    if not isinstance(pipeline, K.Pipeline) or not isinstance(pipeline.source, K.NameRef):
+        return None
+    start: Instant | None = None
+    end: Instant | None = None
+    leading = True
+    for operator in pipeline.operators:
+        if _reads_other_data(operator):
+            return None
+        leading = leading and isinstance(operator, K.Where)
+        if not leading:
+            continue
+        for term in _conjuncts(operator.predicate):  # type: ignore[attr-defined]
+            low, high = _term_bounds(term)
+            start = _tighter(start, low, max)
+            end = _tighter(end, high, min)
+    if start is None and end is None:
+        return None
+    return QueryBounds(start, end)

@@ -58,8 +58,9 @@ def _to_decimal(v: Any) -> Any:
 
 
 def _to_string(v: Any) -> Any:
+    # NULL only for an absent stored field (issue 20): KQL's own strings are never null.
     if v is None:
-        return ""
+        return None
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace")
     return str(v)

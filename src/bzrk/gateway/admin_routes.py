@@ -16,12 +16,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bzrk.auth import accounts
+from bzrk.auth import accounts, audit, permissions
 from bzrk.auth.bearer import Identity
+from bzrk.auth.internal import SERVICE_PRINCIPAL, USER, principal_key
 from bzrk.auth.passwords import generate_password
+from bzrk.auth.permissions import Action
 from bzrk.auth.timestamps import aware
 from bzrk.gateway.authn import ADMIN, Unauthenticated, authenticate, challenge, forbidden
-from bzrk.gateway.state import GatewayState, read_json_object
+from bzrk.gateway.state import GatewayState, client_ip, read_json_object
 from bzrk.meta.store import Conflict, NotFound
 
 Handler = Callable[[Request, Identity], Awaitable[Response]]
@@ -55,14 +57,35 @@ def _expiry(body: dict[str, object], now: datetime) -> datetime | None:
     return at
 
 
-async def require_admin(state: GatewayState, request: Request) -> Identity | Response:
+async def signed_in(state: GatewayState, request: Request) -> Identity | Response:
+    """The caller on the admin API (bearer, or session with CSRF), or the 401 answer."""
     try:
-        identity = await authenticate(
+        return await authenticate(
             state.ctx.meta, request.scope, ADMIN, state.mcp_resource, state.now()
         )
     except Unauthenticated as exc:
+        state.refused(request.scope, exc, ADMIN)
         return challenge(exc.presented)
-    if not identity.principal.is_admin:
+
+
+async def require_admin(state: GatewayState, request: Request) -> Identity | Response:
+    """The caller if they hold the cluster admin role; else the 401 or 403 answer."""
+    identity = await signed_in(state, request)
+    if isinstance(identity, Response):
+        return identity
+    decision = await asyncio.to_thread(
+        permissions.authorize, state.ctx.meta, identity.principal, Action.MANAGE, None
+    )
+    if not decision.allowed:
+        state.audit.record(
+            "request_refused",
+            outcome=audit.REFUSED,
+            reason=f"{permissions.ACCESS_DENIED}:{decision.reason}",
+            actor=identity.principal,
+            target=request.url.path,
+            surface="admin",
+            address=client_ip(request.scope),
+        )
         return forbidden("this operation needs the admin role")
     return identity
 
@@ -91,7 +114,7 @@ def routes(state: GatewayState) -> list[Route]:
         users = await asyncio.to_thread(accounts.list_users, meta)
         return JSONResponse({"users": [u.as_json() for u in users]})
 
-    async def create_user(request: Request, _who: Identity) -> Response:
+    async def create_user(request: Request, who: Identity) -> Response:
         body = await read_json_object(request, max_bytes)
         username = _optional_str(body, "username") or ""
         if not username.strip():
@@ -107,6 +130,7 @@ def routes(state: GatewayState) -> list[Route]:
             password,
             role,
             _optional_str(body, "display_name") or "",
+            who.principal.key,
         )
         user = await asyncio.to_thread(accounts.get_user, meta, user_id)
         out: dict[str, object] = {"user": user.as_json()}
@@ -122,15 +146,28 @@ def routes(state: GatewayState) -> list[Route]:
             raise ValueError("disabled must be true or false")
         if user_id == who.account_id and (disabled or body.get("role") not in (None, "admin")):
             raise ValueError("you cannot disable or demote yourself")
+        role = _optional_str(body, "role", 32)
         user = await asyncio.to_thread(
             accounts.update_user,
             meta,
             user_id,
-            role=_optional_str(body, "role", 32),
+            role=role,
             disabled=disabled,
             password=_optional_str(body, "password", 1024),
             display_name=_optional_str(body, "display_name"),
         )
+        if role is not None or disabled is not None:
+            state.audit.record(
+                "role_changed",
+                actor=who.principal,
+                target=principal_key(USER, user.id),
+                surface="admin",
+                details={
+                    "principal_name": user.username,
+                    "role": user.role,
+                    "disabled": user.disabled,
+                },
+            )
         return JSONResponse({"user": user.as_json()})
 
     async def list_sps(_request: Request, _who: Identity) -> Response:
@@ -165,7 +202,7 @@ def routes(state: GatewayState) -> list[Route]:
         )
         return JSONResponse({"tokens": [t.as_json() for t in found]})
 
-    async def create_token(request: Request, _who: Identity) -> Response:
+    async def create_token(request: Request, who: Identity) -> Response:
         body = await read_json_object(request, max_bytes)
         sp = await asyncio.to_thread(
             accounts.get_service_principal, meta, request.path_params["sp_id"]
@@ -177,6 +214,16 @@ def routes(state: GatewayState) -> list[Route]:
             sp.id,
             _optional_str(body, "name", 128) or "token",
             expires,
+        )
+        state.audit.record(
+            "token_minted",
+            actor=who.principal,
+            target=f"sp-token:{issued.prefix}",
+            surface="admin",
+            details={
+                "service_principal": principal_key(SERVICE_PRINCIPAL, sp.id),
+                "principal_name": sp.name,
+            },
         )
         return JSONResponse(
             {
@@ -190,12 +237,19 @@ def routes(state: GatewayState) -> list[Route]:
             headers={"Cache-Control": "no-store"},
         )
 
-    async def revoke_token(request: Request, _who: Identity) -> Response:
+    async def revoke_token(request: Request, who: Identity) -> Response:
         await asyncio.to_thread(
             accounts.revoke_service_principal_token,
             meta,
             request.path_params["sp_id"],
             request.path_params["token_id"],
+        )
+        state.audit.record(
+            "token_revoked",
+            actor=who.principal,
+            target=f"sp-token:{request.path_params['token_id']}",
+            surface="admin",
+            details={"service_principal": request.path_params["sp_id"]},
         )
         return Response(status_code=204)
 

@@ -14,10 +14,13 @@ path                                   credential   goes to
 ``/.well-known/oauth-*``, ``/oauth/*``, none        this gateway (OAuth AS, device flow)
 ``/device``, ``/auth/*``
 ``/api/v1/me``, ``/api/v1/admin/*``    bearer/UI    this gateway; tables and ingest tokens
-                                                    are forwarded to the ingest admin API
+                                                    are forwarded to the ingest admin API,
+                                                    which decides per database
 ``GET /api/v1/databases…``,            bearer/UI    query service (``/databases…``, ``/runs…``:
 ``GET /api/v1/runs…``                               schema discovery and saved runs)
+``/api/v1/alerts|workflows|connections`` bearer/UI  query service (alerting, docs/alerts.md)
 ``/api/v1/library/*``                  bearer/UI    this gateway (saved queries, library_routes)
+``/api/v1/dashboards*``                bearer/UI    this gateway (dashboards, dashboard_routes)
 other ``/api/``, ``/v1/``, ``/v2/``,   —            404 (internal routes are not reachable)
 ``/oauth/``, ``/.well-known/``
 anything else                          UI session   the UI service
@@ -35,10 +38,18 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 
 from bzrk.auth.ratelimit import RateLimiter
-from bzrk.gateway import admin_routes, library_routes, oauth_routes, session_routes
+from bzrk.gateway import (
+    access_routes,
+    admin_routes,
+    dashboard_routes,
+    library_routes,
+    oauth_routes,
+    session_routes,
+)
 from bzrk.gateway.authn import (
     GRPC,
     HTTP_API,
+    INVALID_TOKEN,
     MCP,
     REST,
     SESSION_COOKIE,
@@ -51,7 +62,7 @@ from bzrk.gateway.authn import (
 )
 from bzrk.gateway.config import GatewayConfig
 from bzrk.gateway.cors import Cors
-from bzrk.gateway.forward import forward, is_identity_header
+from bzrk.gateway.forward import RequestBody, forward, is_identity_header
 from bzrk.gateway.session_routes import LOGIN_CSRF_COOKIE
 from bzrk.gateway.state import BadRequestBody, BodyTooLarge, GatewayState
 from bzrk.server.context import AppContext
@@ -69,10 +80,15 @@ QUERY_ROUTES = {
     "/v1/rest/mgmt": REST,
     "/query": HTTP_API,
 }
+WRITE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 INGEST_ADMIN_COLLECTIONS = ("databases", "tables", "ingest-tokens")
 # Read-only query-service routes the UI needs, under the gateway's /api/v1 (prefix stripped).
 QUERY_API_PREFIX = "/api/v1"
 QUERY_API_ROUTES = ("/databases", "/databases/{rest:path}", "/runs", "/runs/{rest:path}")
+# Alerting routes of the query service (every method; the service decides who may do what).
+ALERT_API_ROUTES = tuple(
+    p for c in ("alerts", "workflows", "connections") for p in (f"/{c}", f"/{c}/{{rest:path}}")
+)
 
 
 def _json_error(status: int, code: str, message: str) -> Response:
@@ -115,18 +131,6 @@ async def _grpc_status(scope: Scope, send: Send, code: int, message: str) -> Non
     await send({"type": "http.response.body", "body": b""})
 
 
-async def _drain(receive: Receive) -> None:
-    """Read the (size-limited) request to its end before answering without it.
-
-    Ending an HTTP/2 stream while the client is still sending makes Hypercorn drop the whole
-    connection, which grpcio reports as UNAVAILABLE instead of our status.
-    """
-    while True:
-        message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            return
-
-
 class GatewayApp:
     """Size limits and the gRPC prefix in plain ASGI; everything else through a Router."""
 
@@ -137,11 +141,17 @@ class GatewayApp:
             routes=[
                 *oauth_routes.routes(state),
                 *session_routes.routes(state),
+                *access_routes.routes(state),
                 *admin_routes.routes(state),
                 *library_routes.routes(state),
+                *dashboard_routes.routes(state),
                 *[
                     Route(QUERY_API_PREFIX + p, Asgi(self.to_query_api), methods=["GET"])
                     for p in QUERY_API_ROUTES
+                ],
+                *[
+                    Route(QUERY_API_PREFIX + p, Asgi(self.to_query_api), methods=WRITE_METHODS)
+                    for p in ALERT_API_ROUTES
                 ],
                 Route("/v1/rest/auth/metadata", self.no_auth_metadata, methods=["GET"]),
                 *[Route(p, Asgi(self.to_query), methods=["POST"]) for p in QUERY_ROUTES],
@@ -162,10 +172,14 @@ class GatewayApp:
             return
         if scope["type"] != "http":
             return
-        limit = self.state.config.limits.max_body_bytes
+        limits = self.state.config.limits
+        limit = limits.body_limit(scope["path"])
+        body = RequestBody(receive)
         length = header(scope, "content-length")
         if length is not None and (not length.strip().isdigit() or int(length) > limit):
-            await self._too_large(scope, receive, send)
+            declared = int(length) if length.strip().isdigit() else None
+            keep = declared is not None and declared <= limits.max_drain_bytes
+            await self._too_large(scope, body, send, limit, keep=keep)
             return
         received = 0
         started = False
@@ -174,6 +188,7 @@ class GatewayApp:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
+            body.finished = message["type"] != "http.request" or not message.get("more_body")
             if received > limit:
                 raise BodyTooLarge
             return message
@@ -191,19 +206,31 @@ class GatewayApp:
                 await self.router(scope, counted_receive, tracked_send)
         except BodyTooLarge:
             if not started:
-                await self._too_large(scope, receive, send)
+                await self._too_large(scope, body, send, limit, keep=True)
         except BadRequestBody as exc:
             if not started:
                 await _json_error(400, "BadRequest", str(exc))(scope, receive, send)
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limit = self.state.config.limits.max_body_bytes
+    async def _too_large(
+        self, scope: Scope, body: RequestBody, send: Send, limit: int, *, keep: bool
+    ) -> None:
+        """413 (gRPC: RESOURCE_EXHAUSTED) for a body over ``limit``.
+
+        The rest of the body is read first (up to ``max_drain_bytes``) so an HTTP/1.1
+        keep-alive connection carries the next request; past that, or when the declared length
+        is beyond it, the answer says ``Connection: close`` instead.
+        """
+        if keep:
+            keep = await body.drain(self.state.config.limits.max_drain_bytes)
         if (header(scope, "content-type") or "").startswith("application/grpc"):
             await _grpc_status(scope, send, 8, f"request larger than {limit} bytes")
             return
-        await _json_error(413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes")(
-            scope, receive, send
+        response = _json_error(
+            413, "PayloadTooLarge", f"request bodies are limited to {limit} bytes"
         )
+        if not keep and scope.get("http_version", "1.1").startswith("1"):
+            response.headers["connection"] = "close"
+        await response(scope, body.receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -225,6 +252,7 @@ class GatewayApp:
                 state.ctx.meta, scope, surface, state.mcp_resource, state.now()
             )
         except Unauthenticated as exc:
+            state.refused(scope, exc, surface)
             metadata = state.resource_metadata_url if challenge_for_mcp else None
             await challenge(exc.presented, resource_metadata=metadata)(scope, receive, send)
             return
@@ -242,6 +270,7 @@ class GatewayApp:
             target=target,
             path=scope["path"],
             internal_token=state.sign(identity.principal, "query"),
+            max_drain_bytes=state.config.limits.max_drain_bytes,
         )
 
     async def to_query(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -266,7 +295,9 @@ class GatewayApp:
         if collection not in INGEST_ADMIN_COLLECTIONS:
             answer = _json_error(404, "NotFound", f"no route {path}")
         else:
-            identity = await admin_routes.require_admin(self.state, Request(scope, receive))
+            # Any signed-in principal: the ingest admin API decides per database (an editor
+            # manages its tables and ingest tokens), with the one authorization function.
+            identity = await admin_routes.signed_in(self.state, Request(scope, receive))
             if isinstance(identity, Response):
                 answer = identity
             elif not target:
@@ -283,6 +314,7 @@ class GatewayApp:
             target=target,
             path="/admin/v1/" + path.removeprefix("/api/v1/admin/"),
             internal_token=self.state.sign(identity.principal, "ingest"),
+            max_drain_bytes=self.state.config.limits.max_drain_bytes,
         )
 
     # -- gRPC ----------------------------------------------------------------------------------
@@ -309,13 +341,17 @@ class GatewayApp:
             identity = await authenticate(
                 state.ctx.meta, scope, GRPC, state.mcp_resource, state.now()
             )
-        except Unauthenticated:
-            await _drain(receive)
-            await _grpc_status(scope, send, 16, "authentication required: send a bearer token")
+        except Unauthenticated as exc:
+            state.refused(scope, exc, GRPC)
+            await RequestBody(receive).drain(state.config.limits.max_drain_bytes)
+            message = (
+                INVALID_TOKEN if exc.presented else "authentication required: send a bearer token"
+            )
+            await _grpc_status(scope, send, 16, message)
             return
         forwarder = self.grpc_forwarder()
         if forwarder is None:
-            await _drain(receive)
+            await RequestBody(receive).drain(state.config.limits.max_drain_bytes)
             await _grpc_status(scope, send, 12, "gRPC forwarding is not available in this build")
             return
         inner = dict(scope)
@@ -350,6 +386,7 @@ class GatewayApp:
             path=path,
             internal_token=token,
             extra_headers=[("cookie", ui_cookies)] if ui_cookies else (),
+            max_drain_bytes=state.config.limits.max_drain_bytes,
         )
 
 
@@ -377,7 +414,5 @@ class Asgi:
 
 def create_app(ctx: AppContext, config: GatewayConfig | None = None) -> ASGIApp:
     """The gateway app for ``ctx`` (``config`` overrides the settings-derived one in tests)."""
-    state = GatewayState(
-        ctx, config or GatewayConfig.from_settings(ctx.settings, ctx.public_url), RateLimiter()
-    )
+    state = GatewayState(ctx, config or GatewayConfig.from_settings(ctx.settings), RateLimiter())
     return Cors(GatewayApp(state))

@@ -18,8 +18,8 @@ from starlette.responses import Response
 
 from bzrk.auth import sessions
 from bzrk.auth.bearer import Identity, check_surface, verify_bearer
-from bzrk.auth.errors import InvalidToken
-from bzrk.auth.tokens import display_prefix
+from bzrk.auth.errors import InvalidToken, WrongAudience
+from bzrk.auth.tokens import shown
 from bzrk.meta.store import MetaStore
 from bzrk.types import Scope
 
@@ -30,14 +30,23 @@ CSRF_HEADER = "x-csrf-token"
 MCP, GRPC, REST, HTTP_API, ADMIN, UI = "mcp", "grpc", "rest", "http", "admin", "ui"
 COOKIE_SURFACES = frozenset({ADMIN, UI, HTTP_API})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# What a refused presented token is told, on every surface (never why).
+INVALID_TOKEN = "the bearer token is invalid, expired or not valid here"
 
 
 class Unauthenticated(Exception):
-    """No acceptable credential; ``presented`` tells whether one was sent at all."""
+    """No acceptable credential; ``presented`` tells whether one was sent at all.
 
-    def __init__(self, presented: bool) -> None:
+    ``reason`` (for the audit log, never the client): ``invalid_token``, ``wrong_audience``,
+    ``session_cookie_not_accepted`` or ``no_credential``; ``prefix`` is the token's display
+    prefix when one was presented.
+    """
+
+    def __init__(self, presented: bool, reason: str = "no_credential", prefix: str = "") -> None:
         super().__init__("unauthenticated")
         self.presented = presented
+        self.reason = reason
+        self.prefix = prefix
 
 
 def header(scope: Scope, name: str) -> str | None:
@@ -71,9 +80,7 @@ def cookie(scope: Scope, name: str) -> str | None:
 
 
 def _log_refusal(token: str, reason: str, surface: str) -> None:
-    known = token.startswith(("bzrk_", "ing_")) and len(token) > 16
-    shown = display_prefix(token) if known else "(unrecognised)"
-    log.info("refused token %s… on %s: %s", shown, surface, reason)
+    log.info("refused token %s… on %s: %s", shown(token), surface, reason)
 
 
 async def authenticate(
@@ -91,7 +98,8 @@ async def authenticate(
             check_surface(identity, surface, mcp_resource)
         except InvalidToken as exc:
             _log_refusal(token, str(exc), surface)
-            raise Unauthenticated(presented=True) from exc
+            reason = "wrong_audience" if isinstance(exc, WrongAudience) else "invalid_token"
+            raise Unauthenticated(True, reason, shown(token)) from exc
         return identity
     if surface in COOKIE_SURFACES:
         from_session = await session_identity(meta, scope, now)
@@ -103,6 +111,7 @@ async def authenticate(
 def _refuse_cookie_only(scope: Scope, surface: str) -> Identity:
     if cookie(scope, SESSION_COOKIE) is not None and surface not in COOKIE_SURFACES:
         log.info("refused a session cookie on %s (bearer tokens only)", surface)
+        raise Unauthenticated(False, "session_cookie_not_accepted")
     raise Unauthenticated(presented=False)
 
 
@@ -135,7 +144,7 @@ def challenge(presented: bool, *, resource_metadata: str | None = None) -> Respo
     if presented:
         parts.append('error="invalid_token"')
     message = (
-        "the bearer token is invalid, expired or not valid here"
+        INVALID_TOKEN
         if presented
         else "authentication required: send Authorization: Bearer <token>"
     )

@@ -96,16 +96,41 @@ def _has_body(scope: Scope) -> bool:
     return False
 
 
-async def _request_body(receive: Receive) -> AsyncIterator[bytes]:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        chunk = message.get("body", b"")
-        if chunk:
-            yield chunk
-        if not message.get("more_body", False):
-            return
+class RequestBody:
+    """The request body as ``receive`` delivers it, remembering whether it was read to the end."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.finished = False
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while not self.finished:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                self.finished = True
+                return
+            chunk = message.get("body", b"")
+            self.finished = not message.get("more_body", False)
+            if chunk:
+                yield chunk
+
+    async def drain(self, max_bytes: int) -> bool:
+        """Read the rest and drop it; False if the client went away or it passed ``max_bytes``.
+
+        An HTTP/1.1 connection can carry the next request only once this one was read to its
+        end, so a refusal that did not read the body reads it here (bounded).
+        """
+        dropped = 0
+        while not self.finished:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                self.finished = True
+                return False
+            dropped += len(message.get("body", b""))
+            self.finished = not message.get("more_body", False)
+            if dropped > max_bytes:
+                return False
+        return True
 
 
 def _error(status: int, code: str, message: str) -> Response:
@@ -123,6 +148,7 @@ async def forward(
     path: str,
     internal_token: str | None,
     extra_headers: Iterable[tuple[str, str]] = (),
+    max_drain_bytes: int,
 ) -> None:
     """Send the request in ``scope`` to ``target + path`` and stream the answer back."""
     headers = [*upstream_headers(scope, internal_token), *extra_headers]
@@ -131,18 +157,21 @@ async def forward(
         headers.append(("content-length", length))
     query = scope.get("query_string", b"")
     url = target.rstrip("/") + path + (("?" + query.decode("latin-1")) if query else "")
-    content = _request_body(receive) if _has_body(scope) else None
+    body = RequestBody(receive)
+    content = body.chunks() if _has_body(scope) else None
     request = client.build_request(scope["method"], url, headers=headers, content=content)
     try:
         upstream = await client.send(request, stream=True)
-    except httpx.TimeoutException:
-        await _error(504, "UpstreamTimeout", "the service did not answer in time")(
-            scope, receive, send
-        )
-        return
     except httpx.TransportError as exc:
-        log.warning("upstream %s unreachable: %s", target, type(exc).__name__)
-        await _error(502, "UpstreamUnavailable", "the service is unavailable")(scope, receive, send)
+        # Read what the client still sends (bounded by the gateway's limit on this route), so
+        # its keep-alive connection carries the next request instead of hanging.
+        await body.drain(max_drain_bytes)
+        if isinstance(exc, httpx.TimeoutException):
+            answer = _error(504, "UpstreamTimeout", "the service did not answer in time")
+        else:
+            log.warning("upstream %s unreachable: %s", target, type(exc).__name__)
+            answer = _error(502, "UpstreamUnavailable", "the service is unavailable")
+        await answer(scope, receive, send)
         return
 
     async def relay() -> AsyncIterator[bytes]:

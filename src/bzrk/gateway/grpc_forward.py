@@ -14,6 +14,12 @@
    trailers. A client that goes away cancels the upstream call; an upstream cancel or failure
    reaches the client as its status. The client's ``grpc-timeout`` becomes the upstream deadline.
 
+A request message the client compressed (``grpc-encoding: gzip`` or ``deflate``, as grpcio and
+grpc-js send with compression on) is decompressed, within the size limit, and forwarded as an
+uncompressed one; answers go back uncompressed, which every client accepts. gRPC needs HTTP/2
+trailers: a call over HTTP/1.1 gets ``426 Upgrade Required`` (JSON body, ``Upgrade: h2c``)
+instead of a status that cannot be delivered.
+
 Only server-streaming and unary methods (one request message) are forwarded, which is every
 method bzrk serves.
 """
@@ -23,8 +29,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import logging
 import re
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -61,6 +69,15 @@ _DROP = {
 }
 _DROP_PREFIXES = ("grpc-", "x-forwarded-", ":")
 _BZRK_ALLOWED = {"x-bzrk-client-name", "x-bzrk-client-request-id"}
+
+# Message encodings a client may compress its request with (gRPC "Message-Encoding"): zlib's
+# window bits for each. Answers are sent uncompressed.
+_DECOMPRESS_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+ACCEPT_ENCODING = b"identity, gzip, deflate"
+_TRAILERS_EXTENSION = "http.response.trailers"
+
+# The message of an UNAVAILABLE the forwarder could not deliver upstream (the CLI keys on it).
+UPSTREAM_UNREACHABLE = "could not reach the query service"
 
 # gRPC status codes used here (the numbers are the wire contract).
 _UNIMPLEMENTED, _UNAUTHENTICATED, _INVALID_ARGUMENT, _DEADLINE, _INTERNAL = 12, 16, 3, 4, 13
@@ -119,7 +136,10 @@ class _Reply:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-type", b"application/grpc")],
+                "headers": [
+                    (b"content-type", b"application/grpc"),
+                    (b"grpc-accept-encoding", ACCEPT_ENCODING),
+                ],
                 "trailers": True,
             }
         )
@@ -151,6 +171,45 @@ async def send_status(send: Send, status: int, message: str = "") -> None:
     ``UNKNOWN: Stream removed``; headers then trailers is what every client understands.
     """
     await _Reply(send).finish(status, message)
+
+
+def speaks_grpc(scope: Scope) -> bool:
+    """Whether this connection can carry a gRPC answer (HTTP/2, where trailers exist)."""
+    return _TRAILERS_EXTENSION in (scope.get("extensions") or {})
+
+
+async def refuse_http1(scope: Scope, receive: Receive, send: Send) -> bool:
+    """Answer a gRPC call over HTTP/1.1 with ``426 Upgrade Required``; False when on HTTP/2.
+
+    A gRPC status travels in trailers, which HTTP/1.1 cannot carry. The request body is read
+    first (the gateway bounds its size), so the client sees the answer, not a reset.
+    """
+    if speaks_grpc(scope):
+        return False
+    await _drain(receive)
+    body = json.dumps(
+        {
+            "error": {
+                "code": "Http2Required",
+                "message": "gRPC needs HTTP/2: connect with h2c (prior knowledge) or TLS with "
+                "ALPN h2; grpcio, grpc-js and the bzrk CLI do",
+            }
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 426,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"upgrade", b"h2c"),
+                (b"connection", b"Upgrade"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+    return True
 
 
 class GrpcForwarder:
@@ -205,6 +264,8 @@ class GrpcForwarder:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if await refuse_http1(scope, receive, send):
+            return
         reply = _Reply(send)
         method = self.method_path(scope)
         content_type = dict(scope.get("headers", ())).get(b"content-type", b"")
@@ -213,18 +274,30 @@ class GrpcForwarder:
             or not content_type.startswith(b"application/grpc")
             or not _METHOD_RE.match(method)
         ):
+            await _drain(receive)
             await reply.finish(_UNIMPLEMENTED, f"unknown method {scope.get('path', '')}")
             return
         headers: list[tuple[bytes, bytes]] = list(scope.get("headers", ()))
         principal = await self._principal(scope, headers)
         if principal is None:
+            await _drain(receive)
             await reply.finish(_UNAUTHENTICATED, "missing or invalid credentials")
             return
         timeout = _timeout(
             next((v.decode("latin-1") for k, v in headers if k == b"grpc-timeout"), None)
         )
+        encoding = next(
+            (v.decode("latin-1").strip().lower() for k, v in headers if k == b"grpc-encoding"),
+            "identity",
+        )
+        if encoding != "identity" and encoding not in _DECOMPRESS_WBITS:
+            await _drain(receive)
+            await reply.finish(
+                _UNIMPLEMENTED, f"grpc-encoding {encoding!r} is not supported (gzip, deflate)"
+            )
+            return
         try:
-            message = await asyncio.wait_for(self._read_message(receive), timeout)
+            message = await asyncio.wait_for(self._read_message(receive, encoding), timeout)
         except TimeoutError:
             await reply.finish(_DEADLINE, "deadline exceeded")
             return
@@ -259,7 +332,7 @@ class GrpcForwarder:
             log.info("grpc call refused: %s", type(exc).__name__)
             return None
 
-    async def _read_message(self, receive: Receive) -> bytes | None:
+    async def _read_message(self, receive: Receive, encoding: str = "identity") -> bytes | None:
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -276,9 +349,24 @@ class GrpcForwarder:
         data = b"".join(chunks)
         if len(data) < 5 or len(data) != 5 + int.from_bytes(data[1:5], "big"):
             raise _Refused(_INVALID_ARGUMENT, "expected exactly one request message")
-        if data[0] != 0:
-            raise _Refused(_UNIMPLEMENTED, "compressed request messages are not supported")
-        return data[5:]
+        if data[0] == 0:
+            return data[5:]
+        if data[0] != 1 or encoding == "identity":
+            raise _Refused(_INTERNAL, "a compressed message without a grpc-encoding")
+        return self._decompress(data[5:], encoding)
+
+    def _decompress(self, payload: bytes, encoding: str) -> bytes:
+        inflater = zlib.decompressobj(_DECOMPRESS_WBITS[encoding])
+        try:
+            # One byte past the limit tells "too large" from "exactly the limit".
+            message = inflater.decompress(payload, self.max_request_bytes + 1)
+        except zlib.error:
+            raise _Refused(_INTERNAL, f"the request message is not valid {encoding}") from None
+        if len(message) > self.max_request_bytes or inflater.unconsumed_tail:
+            raise _Refused(_RESOURCE_EXHAUSTED, "request message too large once decompressed")
+        if not inflater.eof:
+            raise _Refused(_INTERNAL, f"the request message is truncated {encoding} data")
+        return message
 
     async def _relay(self, call: Any, receive: Receive, reply: _Reply) -> None:
         async def pump() -> None:
@@ -310,13 +398,25 @@ class GrpcForwarder:
             await watcher
         exc = streaming.exception()
         if isinstance(exc, grpc.aio.AioRpcError):
-            await reply.finish(exc.code().value[0], exc.details() or "")
+            details = exc.details() or ""
+            if exc.code() == grpc.StatusCode.UNAVAILABLE and not reply.started:
+                # Say which hop failed: the client reached us; we did not reach the service.
+                details = f"{UPSTREAM_UNREACHABLE}: {details}"
+            await reply.finish(exc.code().value[0], details)
         elif exc is not None:
             log.error("grpc forwarding failed", exc_info=exc)
             await reply.finish(_INTERNAL, "gateway forwarding failed")
         else:
             code = await call.code()
             await reply.finish(code.value[0], (await call.details()) or "")
+
+
+async def _drain(receive: Receive) -> None:
+    """Read the request to its end before answering without it (HTTP/2 resets otherwise)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
 
 
 class _Refused(Exception):

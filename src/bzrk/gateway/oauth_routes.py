@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 from urllib.parse import urlencode, urlsplit
 
-import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -23,7 +21,9 @@ from starlette.routing import Route
 from bzrk.auth import device, grants, oauth
 from bzrk.auth.bearer import Identity
 from bzrk.auth.errors import OAuthError
-from bzrk.gateway import pages
+from bzrk.auth.internal import USER, principal_key
+from bzrk.auth.tokens import shown
+from bzrk.gateway import metadata_documents, pages
 from bzrk.gateway.authn import csrf_ok, session_identity
 from bzrk.gateway.session_routes import login_page, login_redirect_target
 from bzrk.gateway.state import GatewayState, client_ip, read_form, read_json_object
@@ -40,6 +40,7 @@ AUTHORIZE_PARAMS = (
     "code_challenge",
     "code_challenge_method",
     "resource",
+    "prompt",
 )
 
 
@@ -102,39 +103,12 @@ def routes(state: GatewayState) -> list[Route]:
         return JSONResponse(registered, status_code=201, headers=NO_STORE)
 
     async def fetch_metadata_document(client_id: str) -> oauth.Client:
-        parts = urlsplit(client_id)
-        dev = state.config.allow_loopback_metadata_documents
-        if parts.scheme != "https" and not dev:
-            raise OAuthError(
-                "invalid_client", "client metadata documents must be served over https"
-            )
-        if not dev and oauth.is_private_address(parts.hostname):
-            # An outbound GET chosen by the caller: keep it off internal addresses.
-            raise OAuthError("invalid_client", "client metadata document host is not public")
-        try:
-            async with (
-                httpx.AsyncClient(
-                    timeout=limits.metadata_document_timeout_s,
-                    follow_redirects=False,
-                    trust_env=False,
-                ) as http,
-                http.stream("GET", client_id, headers={"Accept": "application/json"}) as response,
-            ):
-                if response.status_code != 200:
-                    raise OAuthError("invalid_client", "client metadata document not retrievable")
-                chunks, size = [], 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > limits.max_metadata_document_bytes:
-                        raise OAuthError("invalid_client", "client metadata document too large")
-                    chunks.append(chunk)
-        except httpx.HTTPError as exc:
-            raise OAuthError("invalid_client", "client metadata document not retrievable") from exc
-        try:
-            document = json.loads(b"".join(chunks))
-        except ValueError as exc:
-            raise OAuthError("invalid_client", "client metadata document is not JSON") from exc
-        client = oauth.parse_client_metadata_document(client_id, document)
+        client = await metadata_documents.fetch(
+            client_id,
+            limits,
+            private_documents_allowed=state.config.allow_private_metadata_documents,
+            resolver=state.resolver,
+        )
         await asyncio.to_thread(oauth.remember_metadata_document, meta, client, state.now())
         return client
 
@@ -175,20 +149,66 @@ def routes(state: GatewayState) -> list[Route]:
         identity = await session_identity(meta, request.scope, state.now())
         if identity is None:
             return login_page(state, login_redirect_target("/oauth/authorize", params))
-        return consent(auth_request, identity, params)
+        known = await asyncio.to_thread(
+            oauth.consented_hosts, meta, identity.account_id, auth_request.client.client_id
+        )
+        host = oauth.redirect_host(auth_request.redirect_uri)
+        if host in known and params.get("prompt") != "consent":
+            # Allowed before for this very client and redirect host: no second question.
+            return await approve(auth_request, identity, remembered=True)
+        return consent(auth_request, identity, params, known)
 
     def consent(
-        auth_request: oauth.AuthorizationRequest, identity: Identity, params: dict[str, str]
+        auth_request: oauth.AuthorizationRequest,
+        identity: Identity,
+        params: dict[str, str],
+        known: tuple[str, ...],
     ) -> Response:
+        client = auth_request.client
         fields = {**params, "csrf_token": identity.csrf_token or ""}
-        body = pages.consent_form(
-            "/oauth/authorize",
-            auth_request.client.client_name or auth_request.client.client_id,
-            auth_request.scope,
-            identity.principal.subject,
-            fields,
+        view = pages.ConsentView(
+            client_name=client.client_name,
+            client_id=client.client_id,
+            verified_by=(
+                client.client_id if oauth.is_metadata_document_url(client.client_id) else None
+            ),
+            redirect_uri=auth_request.redirect_uri,
+            redirect_host=oauth.redirect_host(auth_request.redirect_uri),
+            known_hosts=known,
+            scope=auth_request.scope,
+            username=identity.principal.name,
         )
-        return pages.page("Allow access?", body)
+        return pages.page("Allow access?", pages.consent_form("/oauth/authorize", view, fields))
+
+    async def approve(
+        auth_request: oauth.AuthorizationRequest, identity: Identity, *, remembered: bool
+    ) -> Response:
+        now = state.now()
+        if not remembered:
+            await asyncio.to_thread(
+                oauth.remember_consent, meta, identity.account_id, auth_request, now
+            )
+        code = await asyncio.to_thread(
+            oauth.issue_code,
+            meta,
+            auth_request,
+            identity.account_id,
+            now,
+            lifetimes.authorization_code_s,
+        )
+        state.audit.record(
+            "consent",
+            reason="remembered" if remembered else "allowed",
+            actor=identity.principal,
+            target=auth_request.client.client_id,
+            surface="oauth",
+            details={"redirect_host": oauth.redirect_host(auth_request.redirect_uri)},
+        )
+        target = with_params(
+            auth_request.redirect_uri,
+            {"code": code, "state": auth_request.state, "iss": state.issuer},
+        )
+        return RedirectResponse(target, status_code=302, headers=NO_STORE)
 
     async def authorize_post(request: Request) -> Response:
         form = await read_form(request, limits.max_form_bytes)
@@ -205,6 +225,14 @@ def routes(state: GatewayState) -> list[Route]:
         except OAuthError as exc:
             return error_page(exc)
         if form.get("decision") != "approve":
+            state.audit.record(
+                "consent",
+                outcome="refused",
+                reason="denied",
+                actor=identity.principal,
+                target=auth_request.client.client_id,
+                surface="oauth",
+            )
             denied = oauth.RedirectableError(
                 "access_denied",
                 "the user denied access",
@@ -212,19 +240,7 @@ def routes(state: GatewayState) -> list[Route]:
                 auth_request.state,
             )
             return redirect_error(denied)
-        code = await asyncio.to_thread(
-            oauth.issue_code,
-            meta,
-            auth_request,
-            identity.account_id,
-            state.now(),
-            lifetimes.authorization_code_s,
-        )
-        target = with_params(
-            auth_request.redirect_uri,
-            {"code": code, "state": auth_request.state, "iss": state.issuer},
-        )
-        return RedirectResponse(target, status_code=302, headers=NO_STORE)
+        return await approve(auth_request, identity, remembered=False)
 
     def client_id_of(request: Request, form: dict[str, str]) -> str:
         if form.get("client_id"):
@@ -275,7 +291,24 @@ def routes(state: GatewayState) -> list[Route]:
         except OAuthError as exc:
             if exc.error not in ("authorization_pending", "slow_down"):
                 log.info("token request refused: %s (%s)", exc.error, grant_type or "no grant_type")
+                state.audit.record(
+                    "request_refused",
+                    outcome="refused",
+                    reason=exc.error,
+                    target=client_id[:200],
+                    surface="oauth",
+                    address=client_ip(request.scope),
+                    details={"grant_type": grant_type[:64]},
+                )
             return oauth_error(exc)
+        state.audit.record(
+            "token_minted",
+            actor_key=principal_key(USER, pair.user_id) if pair.user_id else "",
+            target=client_id[:200],
+            surface="oauth",
+            address=client_ip(request.scope),
+            details={"grant_type": grant_type[:64], "token": shown(pair.access_token)},
+        )
         return JSONResponse(pair.as_json(), headers=NO_STORE)
 
     async def revoke(request: Request) -> Response:
@@ -289,6 +322,13 @@ def routes(state: GatewayState) -> list[Route]:
         client_id = client_id_of(request, form) or None
         await asyncio.to_thread(
             grants.revoke_token, meta, value, client_id=client_id, now=state.now()
+        )
+        state.audit.record(
+            "token_revoked",
+            target=(client_id or "")[:200],
+            surface="oauth",
+            address=client_ip(request.scope),
+            details={"token": shown(value)},
         )
         return Response(status_code=200, headers=NO_STORE)
 

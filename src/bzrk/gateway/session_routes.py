@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bzrk.auth import accounts, sessions
+from bzrk.auth import accounts, audit, sessions
+from bzrk.auth.internal import USER, principal_key
 from bzrk.gateway import pages
 from bzrk.gateway.authn import (
     ADMIN,
@@ -97,18 +98,48 @@ def routes(state: GatewayState) -> list[Route]:
                     state, data.get("next", "/"), error="The form expired; try again.", status=400
                 )
         username, password = data.get("username", ""), data.get("password", "")
-        limited = state.throttle("login-ip", client_ip(request.scope), state.config.rates.login_ip)
-        limited = limited or state.throttle(
-            "login-user", username.lower(), state.config.rates.login_user
-        )
-        if limited is not None:
-            return limited
+        address = client_ip(request.scope)
+        pair = f"{username.lower()}\n{address}"
+        rates = state.config.rates
+        now = state.clock()
+        # Per address, and per username *and* address: never per username alone, so guessing
+        # from elsewhere cannot lock a user out. Past the burst, wait instead of refusing.
+        buckets = (("login-ip", address, rates.login_ip), ("login-pair", pair, rates.login_pair))
+        waits = [
+            state.limiter.reserve(name, key, rule, now, rates.login_max_delay_s)
+            for name, key, rule in buckets
+        ]
+        if None in waits:
+            for (name, key, rule), wait in zip(buckets, waits, strict=True):
+                if wait is not None:  # the other bucket's booking is not spent
+                    state.limiter.refund(name, key, rule, now)
+            state.audit.record(
+                "sign_in",
+                outcome=audit.REFUSED,
+                reason="rate_limited",
+                actor_name=username[:256],
+                surface="ui",
+                address=address,
+            )
+            return state.too_many(rates.login_max_delay_s)
+        delay = max(w for w in waits if w is not None)
+        if delay > 0:
+            await state.sleep(delay)
         user = None
         if 0 < len(username) <= 256 and 0 < len(password) <= 1024:
             user = await asyncio.to_thread(
                 accounts.authenticate_password, state.ctx.meta, username, password
             )
         if user is None:
+            state.audit.record(
+                "sign_in",
+                outcome=audit.REFUSED,
+                reason="wrong_password",
+                actor_name=username[:256],
+                surface="ui",
+                address=address,
+                details={"delayed_s": round(delay, 1)} if delay else None,
+            )
             if as_json:
                 return JSONResponse(
                     {
@@ -123,10 +154,16 @@ def routes(state: GatewayState) -> list[Route]:
             return login_page(
                 state, data.get("next", "/"), error="Wrong username or password.", status=401
             )
-        # The per-user bucket guards against password guessing: a right password does not
-        # count against it (someone signing in from several tabs or scripts is not locked out).
-        state.limiter.refund(
-            "login-user", username.lower(), state.config.rates.login_user, state.clock()
+        # The buckets guard against guessing: a right password does not count against them
+        # (someone signing in from several tabs or scripts is not slowed down).
+        for name, key, rule in buckets:
+            state.limiter.refund(name, key, rule, state.clock())
+        state.audit.record(
+            "sign_in",
+            actor_key=principal_key(USER, user.id),
+            actor_name=user.username,
+            surface="ui",
+            address=address,
         )
         value, csrf = await asyncio.to_thread(
             sessions.create, state.ctx.meta, user.id, state.now(), state.config.lifetimes.session_s
@@ -154,6 +191,12 @@ def routes(state: GatewayState) -> list[Route]:
                     status_code=403,
                 )
             await asyncio.to_thread(sessions.end, state.ctx.meta, value, state.now())
+            state.audit.record(
+                "sign_out",
+                actor=identity.principal,
+                surface="ui",
+                address=client_ip(request.scope),
+            )
         response = Response(status_code=204)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
@@ -166,7 +209,10 @@ def routes(state: GatewayState) -> list[Route]:
         except Unauthenticated as exc:
             return challenge(exc.presented)
         body: dict[str, object] = {
-            "subject": identity.principal.subject,
+            # The identity is the key; subject and name are the display name.
+            "key": identity.principal.key,
+            "subject": identity.principal.name,
+            "name": identity.principal.name,
             "kind": identity.principal.kind,
             "roles": list(identity.principal.roles),
             "credential": identity.credential,

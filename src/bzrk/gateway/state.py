@@ -5,9 +5,10 @@ Also the small request readers every route uses, each bounded in size.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,9 +18,11 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from bzrk.auth import audit
 from bzrk.auth.internal import Principal
 from bzrk.auth.ratelimit import RateLimiter, Rule
 from bzrk.gateway.config import GatewayConfig
+from bzrk.gateway.metadata_documents import resolve as metadata_resolve
 from bzrk.server.context import AppContext
 from bzrk.types import Scope
 
@@ -38,6 +41,10 @@ class GatewayState:
     config: GatewayConfig
     limiter: RateLimiter = field(default_factory=RateLimiter)
     clock: Callable[[], float] = time.time
+    # How a throttled attempt waits (tests record the delays instead of sleeping).
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    # Host name -> addresses, for metadata-document fetches (tests stand in for DNS).
+    resolver: Callable[[str, int], Awaitable[list[str]]] = metadata_resolve
     _http: httpx.AsyncClient | None = None
 
     # -- URLs this gateway is known by --------------------------------------------------------
@@ -87,10 +94,30 @@ class GatewayState:
             )
         return self._http
 
+    @property
+    def audit(self) -> audit.AuditLog:
+        """The process's audit log (shared with the query service's surfaces)."""
+        return audit.shared(self.ctx.components, self.ctx.meta)
+
     async def aclose(self) -> None:
+        await asyncio.to_thread(self.audit.flush)
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+    def refused(self, scope: Scope, exc: Any, surface: str) -> None:
+        """Audit a refused credential (an ``authn.Unauthenticated``); a bare 401 is not one."""
+        if exc.reason == "no_credential":
+            return
+        self.audit.record(
+            "request_refused",
+            outcome=audit.REFUSED,
+            reason=exc.reason,
+            target=scope.get("path", ""),
+            surface=surface,
+            address=client_ip(scope),
+            details={"token": exc.prefix} if exc.prefix else None,
+        )
 
     # -- abuse resistance ---------------------------------------------------------------------
     def throttle(self, name: str, key: str, rule: Rule) -> Response | None:
@@ -98,10 +125,21 @@ class GatewayState:
         wait = self.limiter.allow(name, key, rule, self.clock())
         if wait <= 0:
             return None
+        self.audit.record(
+            "request_refused",
+            outcome=audit.REFUSED,
+            reason="rate_limited",
+            target=name,
+            address=key if name.endswith("-ip") else "",
+        )
+        return self.too_many(wait)
+
+    @staticmethod
+    def too_many(wait_s: float) -> Response:
         return JSONResponse(
             {"error": "slow_down", "error_description": "too many attempts; retry later"},
             status_code=429,
-            headers={"Retry-After": str(max(1, int(wait + 0.999)))},
+            headers={"Retry-After": str(max(1, int(wait_s + 0.999)))},
         )
 
 

@@ -32,7 +32,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -99,11 +99,17 @@ async def read_body(request: Request, max_bytes: int, *, snappy_body: bool = Fal
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise PayloadTooLarge(f"request body of {declared} bytes exceeds the limit of {max_bytes}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"request body exceeds the limit of {max_bytes} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_bytes:
+                raise PayloadTooLarge(f"request body exceeds the limit of {max_bytes} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect as exc:
+        # The client closed its side before the body it declared was complete.
+        raise BadRequest(_short_body(size, declared)) from exc
+    if declared is not None and declared.isdigit() and size < int(declared):
+        raise BadRequest(_short_body(size, declared))
     body = b"".join(chunks)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding in ("", "identity") or (snappy_body and encoding == "snappy"):
@@ -121,6 +127,11 @@ async def read_body(request: Request, max_bytes: int, *, snappy_body: bool = Fal
             raise BadRequest("invalid gzip body: truncated stream")
         return out
     raise UnsupportedMediaType(f"unsupported Content-Encoding '{encoding}' (use gzip or none)")
+
+
+def _short_body(size: int, declared: str | None) -> str:
+    of = f" of the {declared} bytes its Content-Length declares" if declared else ""
+    return f"request body ended after {size} bytes{of}"
 
 
 def declared_length(request: Request) -> int:
@@ -173,14 +184,37 @@ def decode_otlp(signal: Signal, body: bytes, content_type: str) -> Message:
         ) from exc
     except RecursionError as exc:
         raise BadRequest("invalid JSON: nested too deeply") from exc
+    if not isinstance(document, dict):
+        raise BadRequest(
+            f"invalid OTLP JSON: the body must be a JSON object (an {signal.request.__name__}), "
+            f"not {_json_kind(document)}"
+        )
     try:
         _hex_ids_to_base64(document)
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except (json_format.ParseError, binascii.Error, ValueError) as exc:
         raise BadRequest(f"invalid OTLP JSON: {exc}") from exc
+    except (TypeError, AttributeError) as exc:
+        # protobuf's JSON parser meets a value of the wrong JSON kind it does not check itself.
+        raise BadRequest(
+            "invalid OTLP JSON: a field holds a value of the wrong JSON type "
+            "(an object, array, string or number where another is expected)"
+        ) from exc
     except RecursionError as exc:
         raise BadRequest("invalid OTLP JSON: nested too deeply") from exc
     return message
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
 
 
 def encode(message: Message, content_type: str) -> bytes:
@@ -249,8 +283,12 @@ def snappy_uncompress(body: bytes, max_bytes: int) -> bytes:
         )
     try:
         return snappy.uncompress(body)
-    except Exception as exc:  # python-snappy raises its own UncompressError
-        raise BadRequest(f"invalid snappy block: {exc}") from exc
+    except snappy.UncompressError as exc:  # it carries no message of its own
+        raise BadRequest(
+            f"invalid snappy block: the {len(body)}-byte body does not decompress (a Loki "
+            "protobuf push is a snappy-compressed logproto.PushRequest; send JSON pushes with "
+            "Content-Type: application/json)"
+        ) from exc
 
 
 def _loki_error(exc: IngestError) -> Response:
@@ -289,4 +327,5 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
             return _loki_error(exc)
         return Response(status_code=204)
 
-    return [Route("/loki/api/v1/push", push, methods=["POST"])]
+    # /api/prom/push is the push path of Loki before 0.4 (python-logging-loki's "0" emitter).
+    return [Route(path, push, methods=["POST"]) for path in ("/loki/api/v1/push", "/api/prom/push")]

@@ -3,12 +3,14 @@
 The push protobuf (``logproto.PushRequest``) is small, so its descriptor is built here with
 protobuf's descriptor API instead of shipping generated code. Each entry is one log row:
 ``body`` = the line, ``attributes`` = stream labels plus structured metadata,
-``severity_text`` = the ``level``/``detected_level`` label, and ``resource.service.name`` =
-the ``service_name`` label (or ``service``, ``job``) so the table's sorting key applies.
+``severity_text``/``severity_number`` = the ``level``/``detected_level``/``severity`` label as
+OTel names it (``warning`` → ``WARN``, 13), and ``resource.service.name`` = the
+``service_name`` label (or ``service``, ``job``) so the table's sorting key applies.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import time
@@ -81,6 +83,35 @@ _LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(
 _SERVICE_LABELS = ("service_name", "service", "job")
 _LEVEL_LABELS = ("level", "detected_level", "severity")
 
+# Level spellings of logging libraries and Loki (``detected_level``) → OTel's short severity
+# name and the first number of its range (OTel logs data model, "Field: SeverityNumber").
+_SEVERITIES: dict[str, tuple[str, int]] = {
+    **dict.fromkeys(("trace", "trc"), ("TRACE", 1)),
+    **dict.fromkeys(("debug", "dbg", "debu"), ("DEBUG", 5)),
+    **dict.fromkeys(("info", "inf", "information", "informational", "notice"), ("INFO", 9)),
+    **dict.fromkeys(("warn", "warning", "wrn"), ("WARN", 13)),
+    **dict.fromkeys(("error", "err", "eror"), ("ERROR", 17)),
+    **dict.fromkeys(
+        ("fatal", "critical", "crit", "panic", "emerg", "emergency", "alert"), ("FATAL", 21)
+    ),
+}
+
+
+def severity(level: str) -> tuple[str | None, int | None]:
+    """A Loki level label as OTel ``(severity_text, severity_number)``.
+
+    Known spellings (any case) become OTel's names (``warning`` → ``WARN``, 13); another
+    level keeps its text upper-cased with no number; Loki's ``unknown`` is no severity.
+
+    >>> severity("warning"), severity("Notice"), severity("audit"), severity("unknown")
+    (('WARN', 13), ('INFO', 9), ('AUDIT', None), (None, None))
+    """
+    key = level.strip().lower()
+    if not key or key == "unknown":
+        return None, None
+    known = _SEVERITIES.get(key)
+    return known if known is not None else (level.strip().upper(), None)
+
 
 def parse_labels(text: str) -> dict[str, str]:
     """``{job="api", level="info"}`` → ``{"job": "api", "level": "info"}``."""
@@ -140,6 +171,9 @@ def decode_json(raw: bytes) -> list[tuple[dict[str, str], list[tuple[int, str, d
     for number, stream in enumerate(document["streams"]):
         if not isinstance(stream, dict):
             raise LokiDecodeError(f"streams[{number}] is not an object")
+        if "entries" in stream and "values" not in stream:
+            streams.append(_legacy_stream(number, stream))
+            continue
         labels = stream.get("stream") or {}
         values = stream.get("values") or []
         if not isinstance(labels, dict) or not isinstance(values, list):
@@ -167,6 +201,48 @@ def decode_json(raw: bytes) -> list[tuple[dict[str, str], list[tuple[int, str, d
         _check_text(f"streams[{number}].stream", *labels, *labels.values())
         streams.append((labels, entries))
     return streams
+
+
+_RFC3339 = re.compile(
+    r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)$", re.I
+)
+
+
+def _rfc3339_ns(text: str) -> int:
+    """Unix nanoseconds of an RFC 3339 time (up to 9 fractional digits); ValueError if not one."""
+    match = _RFC3339.match(text.strip())
+    if match is None:
+        raise ValueError(text)
+    whole, fraction, zone = match.groups()
+    zone = "+00:00" if zone.upper() == "Z" else zone
+    seconds = datetime.datetime.fromisoformat(f"{whole}{zone}").timestamp()
+    return int(seconds) * 10**9 + int((fraction or "").ljust(9, "0"))
+
+
+def _legacy_stream(
+    number: int, stream: dict[str, Any]
+) -> tuple[dict[str, str], list[tuple[int, str, dict[str, str]]]]:
+    """A stream of the pre-v1 JSON push format: ``{"labels": "{a=\"b\"}", "entries":
+    [{"ts": "<RFC 3339>", "line": "…"}]}`` (python-logging-loki's default)."""
+    labels_text, entries = stream.get("labels"), stream.get("entries")
+    if not isinstance(labels_text, str) or not isinstance(entries, list):
+        raise LokiDecodeError(f"streams[{number}] needs a 'labels' string and an 'entries' array")
+    labels = parse_labels(labels_text)
+    _check_text(f"streams[{number}].labels", *labels, *labels.values())
+    out = []
+    for index, entry in enumerate(entries):
+        where = f"streams[{number}].entries[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("line"), str):
+            raise LokiDecodeError(f'{where} must be {{"ts": "<RFC 3339>", "line": "<line>"}}')
+        try:
+            ns = _rfc3339_ns(str(entry.get("ts", "")))
+        except ValueError as exc:
+            raise LokiDecodeError(
+                f"{where}: ts {entry.get('ts')!r} is not an RFC 3339 time"
+            ) from exc
+        _check_text(where, entry["line"])
+        out.append((ns, entry["line"], {}))
+    return labels, out
 
 
 def _check_text(where: str, *texts: str) -> None:
@@ -207,8 +283,12 @@ def map_streams(
                 "resource": resource_json,
                 "attributes": to_json(attributes),
             }
-            entry_level = metadata.get("level") or level
+            entry_level = next((metadata[k] for k in _LEVEL_LABELS if metadata.get(k)), level)
             if entry_level:
-                row["severity_text"] = entry_level
+                text, number = severity(entry_level)
+                if text is not None:
+                    row["severity_text"] = text
+                if number is not None:
+                    row["severity_number"] = number
             out.add(route, row)
     return out

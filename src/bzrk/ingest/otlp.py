@@ -401,7 +401,10 @@ def _span_row(span: Any, now_ns: int) -> Row:
         # leave sampling unknown.
         if span.flags & 0xFF:
             row["sampled"] = bool(span.flags & 1)
-    row["status_code"] = STATUS_CODES.get(span.status.code, str(span.status.code))
+    # UNSET is OTLP's default (0): like every empty or default field it is omitted, so it
+    # reads as null (the vendor's mapping: "empty/default fields omitted").
+    if span.status.code:
+        row["status_code"] = STATUS_CODES.get(span.status.code, str(span.status.code))
     if span.status.message:
         row["status_message"] = span.status.message
     if span.events:

@@ -7,6 +7,8 @@ here, so no receiver has a private way to storage.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
 import time
@@ -39,6 +41,35 @@ class Outcome:
     message: str
 
 
+def token_from_authorization(authorization: str | None) -> str:
+    """The ingest token of an ``Authorization`` header: ``Bearer <token>``, or HTTP Basic with
+    the token as the password (as Promtail, Grafana Alloy and Loki logging libraries send it:
+    ``<tenant or user>:<token>``); :class:`Unauthenticated` otherwise."""
+    if not authorization:
+        raise Unauthenticated(
+            "missing ingest token: send 'Authorization: Bearer ing_…' "
+            "(or HTTP Basic auth with the ingest token as the password)"
+        )
+    scheme, _, value = authorization.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value:
+        return value
+    if scheme.lower() == "basic" and value:
+        try:
+            _user, colon, password = base64.b64decode(value, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise Unauthenticated(
+                "the Basic credentials are not base64 of 'user:password'"
+            ) from exc
+        if colon and password.strip():
+            return password.strip()
+        raise Unauthenticated("HTTP Basic auth needs the ingest token as the password")
+    raise Unauthenticated(
+        "the Authorization header must be 'Bearer ing_…' or HTTP Basic with the ingest token "
+        "as the password"
+    )
+
+
 class TokenCache:
     """Ingest-token lookups, cached briefly so a hot client costs no metadata query."""
 
@@ -50,12 +81,7 @@ class TokenCache:
         self._entries.clear()
 
     async def resolve(self, authorization: str | None) -> IngestTokenInfo:
-        if not authorization:
-            raise Unauthenticated("missing ingest token: send 'Authorization: Bearer ing_…'")
-        scheme, _, value = authorization.strip().partition(" ")
-        if scheme.lower() != "bearer" or not value.strip():
-            raise Unauthenticated("the Authorization header must be 'Bearer ing_…'")
-        value = value.strip()
+        value = token_from_authorization(authorization)
         now = time.monotonic()
         hit = self._entries.get(value)
         if hit is None or hit[0] < now:

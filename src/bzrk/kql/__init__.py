@@ -17,12 +17,15 @@ from bzrk.kql.parser import parse
 from bzrk.kql.symbols import Column, GlobalState, TableSchema
 
 
-def analyze(text: str, globals: GlobalState | None = None) -> BoundQuery:
+def analyze(
+    text: str, globals: GlobalState | None = None, *, deadline: float | None = None
+) -> BoundQuery:
     """Parse and bind `text`.
 
     Args:
         text: the KQL query (may hold several `;`-separated statements).
         globals: databases/tables and options; defaults to an empty permissive state.
+        deadline: a `time.monotonic()` instant past which binding stops (`QueryTooComplex`).
 
     Returns:
         The bound query: syntax tree plus types, symbols, calls and schemas.
@@ -31,7 +34,7 @@ def analyze(text: str, globals: GlobalState | None = None) -> BoundQuery:
         KqlError: a located syntax or semantic error.
     """
     query = parse(text)
-    return bind(query, globals or GlobalState(), text)
+    return bind(query, globals or GlobalState(), text, deadline)
 
 
 __all__ = [

@@ -170,6 +170,15 @@ def too_deep() -> KqlError:
     )
 
 
+def too_slow() -> KqlError:
+    return KqlError(
+        "QueryTooComplex",
+        "Query too complex",
+        "Analyzing the query took longer than its planning budget; simplify it.",
+        "KS000",
+    )
+
+
 def too_long(n: int, limit: int) -> KqlError:
     return KqlError(
         "QueryTooComplex",

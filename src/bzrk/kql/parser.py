@@ -637,7 +637,11 @@ class Parser:
         kind = t.kind
         if kind == Kind.INT:
             self.advance()
-            return s.Literal(t.span, "long", parse_int(t.text), t.text)
+            number = parse_int(t.text)
+            # Kusto reads an integer literal past the long range as real (a 9…9 literal); 2^63
+            # stays long, the operand of the minus in -9223372036854775808.
+            kind_ = "long" if isinstance(number, int) or number == 2.0**63 else "real"
+            return s.Literal(t.span, kind_, number, t.text)
         if kind == Kind.REAL:
             self.advance()
             return s.Literal(t.span, "real", float(t.text), t.text)
@@ -785,6 +789,8 @@ class Parser:
             value = float("nan") if t.text.lower() == "nan" else float("inf")
         elif ltype in ("int", "long") and t.kind == Kind.INT:
             value = parse_int(t.text)
+            if not isinstance(value, int):  # past the long range: no long literal spells it
+                raise bad_literal(t.text, ltype).at(t.span)
         elif ltype == "real" and t.kind in (Kind.INT, Kind.REAL):
             value = float(t.text)
         elif ltype == "decimal" and t.kind in (Kind.INT, Kind.REAL):

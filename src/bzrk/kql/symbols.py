@@ -3,7 +3,7 @@ variables, functions, and the caller-supplied `GlobalState` (schema + options)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -96,11 +96,14 @@ class GlobalState:
         default_database: the database unqualified table names resolve in.
         permissive: unknown names on rows that carry `$raw` resolve into `$raw` as dynamic
             (Berserk's default); False (strict) reports `UnknownName` instead.
+        resolve: asked for a table of the default database that `databases` does not list
+            (the engine resolves names lazily through its catalogue); None: none.
     """
 
     databases: tuple[DatabaseSymbol, ...] = ()
     default_database: str = "default"
     permissive: bool = True
+    resolve: Callable[[str], TableSymbol | None] | None = field(default=None, compare=False)
 
     @staticmethod
     def from_tables(
@@ -132,7 +135,10 @@ class GlobalState:
 
     def find_table(self, name: str, database: str | None = None) -> TableSymbol | None:
         db = self.find_database(database or self.default_database)
-        return db.find(name) if db else None
+        found = db.find(name) if db else None
+        if found is None and self.resolve is not None and database in (None, self.default_database):
+            found = self.resolve(name)
+        return found
 
 
 # --- what name references resolve to ------------------------------------------------------

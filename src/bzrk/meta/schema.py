@@ -106,6 +106,7 @@ runs = sa.Table(
     sa.Column("query", sa.Text, nullable=False),
     sa.Column("database", sa.String(128), nullable=False),
     sa.Column("parameters", sa.JSON, nullable=False),
+    # The principal key (user:<id> | sp:<id>), never a name (migration 0003 converted them).
     sa.Column("principal", sa.String(256), nullable=False, default=""),
     sa.Column("surface", sa.String(32), nullable=False, default=""),
     sa.Column("status", sa.String(32), nullable=False),
@@ -128,7 +129,7 @@ saved_queries = sa.Table(
     sa.Column("until", sa.String(64), nullable=True),
     sa.Column("description", sa.Text, nullable=False, default=""),
     sa.Column("database", sa.String(128), nullable=True),
-    sa.Column("owner", sa.String(256), nullable=False, default=""),
+    sa.Column("owner", sa.String(256), nullable=False, default=""),  # principal key
     sa.Column("created_at", _ts, nullable=False),
     sa.Column("updated_at", _ts, nullable=False),
     sa.UniqueConstraint("folder", "name", name="uq_saved_queries_folder_name"),
@@ -221,4 +222,76 @@ device_codes = sa.Table(
     sa.Column("created_at", _ts, nullable=False),
     sa.Column("expires_at", _ts, nullable=False),
     sa.Column("last_polled_at", _ts, nullable=True),
+)
+
+# -- authorization, consent and audit (migration 0003_access) ------------------------------
+
+# Permission tuples (principal, relation, object), as Berserk's permissions service keeps them.
+# Objects are databases (by id, so a database dropped and made again does not inherit grants);
+# cluster admin is the account's ``role`` column, not a row here.
+grants = sa.Table(
+    "grants",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("principal", sa.String(64), nullable=False),  # user:<id> | sp:<id>
+    sa.Column("relation", sa.String(16), nullable=False),  # viewer | editor | admin
+    sa.Column(
+        "database_id",
+        sa.String(36),
+        sa.ForeignKey("databases.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("created_by", sa.String(64), nullable=False, default=""),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.UniqueConstraint("principal", "relation", "database_id", name="uq_grants_tuple"),
+    sa.Index("ix_grants_principal", "principal"),
+)
+
+# What a user allowed an OAuth client to do, per redirect host: a new host asks again.
+oauth_consents = sa.Table(
+    "oauth_consents",
+    metadata,
+    sa.Column(
+        "user_id", sa.String(36), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column("client_id", sa.String(512), primary_key=True),
+    sa.Column("redirect_host", sa.String(512), primary_key=True),
+    sa.Column("scope", sa.String(512), nullable=False),
+    sa.Column("created_at", _ts, nullable=False),
+)
+
+# Security events: sign-ins, token mint/revoke, grant changes, refused requests by reason.
+audit_events = sa.Table(
+    "audit_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", _ts, nullable=False),
+    sa.Column("event", sa.String(32), nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),  # ok | refused
+    sa.Column("reason", sa.String(64), nullable=False, default=""),
+    sa.Column("actor", sa.String(64), nullable=False, default=""),  # principal key, if known
+    sa.Column("actor_name", sa.String(256), nullable=False, default=""),
+    sa.Column("target", sa.String(512), nullable=False, default=""),
+    sa.Column("surface", sa.String(32), nullable=False, default=""),
+    sa.Column("address", sa.String(64), nullable=False, default=""),
+    sa.Column("details", sa.JSON, nullable=True),
+    sa.Index("ix_audit_events_at", "at"),
+)
+
+# -- dashboards (migration 0004_dashboards; served by gateway/dashboard_routes.py) -------------
+
+dashboards = sa.Table(
+    "dashboards",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(256), nullable=False),
+    sa.Column("description", sa.Text, nullable=False, default=""),
+    # The grid: a JSON list of {"query_id", "title", "width"} referring to saved_queries.
+    sa.Column("panels", sa.Text, nullable=False, default="[]"),
+    sa.Column("since", sa.String(64), nullable=True),
+    sa.Column("until", sa.String(64), nullable=True),
+    sa.Column("owner", sa.String(256), nullable=False, default=""),
+    sa.Column("created_at", _ts, nullable=False),
+    sa.Column("updated_at", _ts, nullable=False),
+    sa.Index("ix_dashboards_name", "name"),
 )

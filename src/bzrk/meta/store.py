@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,20 @@ def new_id() -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def private_file(path: Path) -> None:
+    """Make ``path`` exist with mode 0600 (it holds token and password hashes, CSRF secrets).
+
+    SQLite gives its ``-wal`` and ``-shm`` files the mode of the database file, so they are
+    private too once the file is.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if candidate.exists():
+            candidate.chmod(0o600)
 
 
 class MetaError(Exception):
@@ -85,16 +100,18 @@ class MetaStore:
 
     @classmethod
     def for_data_dir(cls, data_dir: Path) -> MetaStore:
-        return cls(f"sqlite:///{(data_dir / 'meta.sqlite3').resolve()}")
+        path = (data_dir / "meta.sqlite3").resolve()
+        private_file(path)
+        return cls(f"sqlite:///{path}")
 
     # -- lifecycle -------------------------------------------------------------------------
-    def migrate(self) -> None:
-        """Bring the schema to the newest revision, then seed ``default``/``default``."""
+    def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to ``revision`` (the newest), then seed ``default``/``default``."""
         config = Config()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
         with self.engine.begin() as conn:
             config.attributes["connection"] = conn
-            command.upgrade(config, "head")
+            command.upgrade(config, revision)
         self.ensure_database(DEFAULT_DATABASE)
         self.ensure_table(DEFAULT_DATABASE, DEFAULT_TABLE)
 

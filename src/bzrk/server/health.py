@@ -1,12 +1,16 @@
-"""``/health/live``, ``/health/ready`` and ``/metrics`` in front of every service app."""
+"""``/health/live``, ``/health/ready`` and ``/metrics`` in front of every service app.
+
+``/metrics`` serves the service's own registry (:mod:`bzrk.metrics`), rendered in a worker
+thread: some collectors read ClickHouse system tables.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-
+from bzrk import metrics
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
 
@@ -45,6 +49,7 @@ class HealthEndpoints:
                 await _send_bytes(send, 200 if ready else 503, body, "application/json")
                 return
             if path == "/metrics":
-                await _send_bytes(send, 200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+                body = await asyncio.to_thread(metrics.render, self.service)
+                await _send_bytes(send, 200, body, metrics.CONTENT_TYPE)
                 return
         await self.app(scope, receive, send)

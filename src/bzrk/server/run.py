@@ -26,7 +26,7 @@ from hypercorn.config import Config as HypercornConfig
 
 from bzrk.auth.internal import InternalKeys
 from bzrk.meta.store import MetaStore
-from bzrk.server import bootstrap
+from bzrk.server import bootstrap, selftelemetry
 from bzrk.server.context import AppContext
 from bzrk.server.health import HealthEndpoints
 from bzrk.server.settings import ConfigError, Settings
@@ -35,6 +35,8 @@ from bzrk.types import ASGIApp
 log = logging.getLogger("bzrk.server")
 
 ALL_SERVICES = ("gateway", "query", "ingest", "ui")
+# `bzrk serve` also runs the alert scheduler alone (bzrk dev runs it inside the query service).
+SERVE_SERVICES = (*ALL_SERVICES, "scheduler")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +74,15 @@ def _bind(host: str, port: int, what: str) -> socket.socket:
 
 
 def _prepare_data_dir(data_dir: Path) -> None:
+    """Make the data dir exist, writable and private (0700; files made from now on 0600).
+
+    It holds token and password hashes, CSRF secrets and the signing key. The process umask
+    becomes 077, so files ClickHouse and SQLite create inside are private as well.
+    """
+    os.umask(0o077)
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data_dir.chmod(0o700)
         probe = data_dir / ".write-probe"
         probe.write_text("ok")
         probe.unlink()
@@ -94,8 +103,10 @@ def _open_backend(settings: Settings):  # type: ignore[no-untyped-def]
 def _http_app(ctx: AppContext, listener: Listener) -> ASGIApp:
     if listener.key == "gateway":
         from bzrk.gateway.app import create_app
+        from bzrk.gateway.metrics import GatewayMetrics, route_of
+        from bzrk.server.selftelemetry import RequestSpans
 
-        app = create_app(ctx)
+        app = RequestSpans(GatewayMetrics(create_app(ctx)), route_of)
         return HealthEndpoints(app, "gateway", ctx.all_ready)
     if listener.key == "query":
         from bzrk.api.query_service import create_app as create_query_app
@@ -192,10 +203,10 @@ async def run(
         if settings.query_url and "query" not in services:
             ctx.addresses["query"] = settings.query_url.rstrip("/")
 
-        if "query" in services or "ingest" in services:
+        if {"query", "ingest", "scheduler"} & set(services):
             ctx.backend = await asyncio.to_thread(_open_backend, settings)
             stack.callback(ctx.backend.close)
-        if "query" in services:
+        if {"query", "scheduler"} & set(services):
             from bzrk.server.executor import create_executor
 
             ctx.executor = create_executor(ctx)
@@ -234,9 +245,16 @@ async def run(
         for key, address in ctx.addresses.items():
             if key in sockets:
                 await _wait_live(address)
+        scheduler = None
+        if "scheduler" in services or ("query" in services and settings.alerts_scheduler):
+            from bzrk.alerts import scheduler as alert_scheduler
+
+            scheduler = await alert_scheduler.start(ctx)
         for service in services:
             ctx.ready[service] = True
 
+        if settings.self_telemetry and settings.self_telemetry_token:
+            start_self_telemetry(ctx, settings.self_telemetry_token)
         if on_ready is not None:
             result = on_ready(ctx, dict(ctx.addresses))
             if asyncio.iscoroutine(result):
@@ -262,9 +280,14 @@ async def run(
             if task is not stopper and task.exception() is not None:
                 log.error("listener %s failed: %s", task.get_name(), task.exception())
         log.info("bzrk shutting down")
+        # Flushed while the ingest listener still serves (the export goes there), off the loop.
+        await asyncio.to_thread(selftelemetry.shutdown)
         for service in services:
             ctx.ready[service] = False
         shutdown.set()
+        if scheduler is not None:
+            await scheduler.stop(grace_s=min(settings.shutdown_grace_s, 4.0))
+            await scheduler.service.aclose()
         if grpc_server is not None:
             await grpc_server.stop(grace=min(settings.shutdown_grace_s, 3.0))
         with contextlib.suppress(asyncio.TimeoutError):
@@ -285,11 +308,23 @@ async def run(
     log.info("bzrk stopped")
 
 
+def start_self_telemetry(ctx: AppContext, token: str) -> None:
+    """Export bzrk's own traces and logs (``self_telemetry``) to its endpoint with ``token``."""
+    settings = ctx.settings
+    endpoint = settings.self_telemetry_endpoint or ctx.addresses.get("otlp_http")
+    if not endpoint:
+        log.warning("self_telemetry is on but there is no OTLP/HTTP endpoint to send to")
+        return
+    selftelemetry.enable(endpoint, token)
+
+
 async def run_dev(settings: Settings, *, print_summary: Callable[[str], None] = print) -> None:
     """``bzrk dev``: every service, bootstrap credentials, optional demo data."""
 
     async def ready(ctx: AppContext, addresses: dict[str, str]) -> None:
         creds = await asyncio.to_thread(bootstrap.ensure_credentials, ctx.meta, settings.data_dir)
+        if settings.self_telemetry:  # into the default table, with the bootstrap ingest token
+            start_self_telemetry(ctx, settings.self_telemetry_token or creds.ingest_token)
         if settings.demo:
             from bzrk.demo.loader import load_demo_once
 

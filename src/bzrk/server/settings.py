@@ -52,7 +52,9 @@ class Settings(BaseModel):
     query_max_result_rows: int = Field(500_000, gt=0)
     query_summarize_budget_bytes: int = Field(256 * 1024**2, gt=0)
     query_chunk_counters_after_ms: int = Field(25, ge=0)
+    query_progress_tick_ms: int = Field(500, ge=10)
     mcp_allowed_origins: str = ""
+    oauth_allow_private_metadata_documents: bool = False
     ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
     ingest_batch_max_rows: int = Field(50_000, gt=0)
     ingest_batch_max_wait_ms: int = Field(200, gt=0)
@@ -61,6 +63,16 @@ class Settings(BaseModel):
     internal_token_ttl_s: int = Field(60, gt=0)
     cli_access_token_ttl_s: int = Field(3600, gt=0)
     shutdown_grace_s: float = Field(5.0, gt=0)
+    self_telemetry: bool = False
+    self_telemetry_endpoint: str | None = None
+    self_telemetry_token: str | None = None
+    alerts_scheduler: bool = True
+    alerts_tick_ms: int = Field(500, ge=50)
+    alerts_lease_s: float = Field(15.0, gt=0)
+    alerts_max_concurrent: int = Field(2, gt=0)
+    alerts_min_every_s: float = Field(1.0, gt=0)
+    alerts_webhook_timeout_s: float = Field(5.0, gt=0, le=60)
+    alerts_delivery_max_attempts: int = Field(6, gt=0)
 
     @property
     def resolved_meta_url(self) -> str:
@@ -114,9 +126,19 @@ SETTINGS: tuple[Setting, ...] = (
         "every query's chunks, at some cost to small queries.",
     ),
     Setting(
+        "query_progress_tick_ms",
+        "How often a running time slice's scan progress is read from ClickHouse and reported "
+        "(Progress coverage, ADX TableProgress, MCP progress) while it runs.",
+    ),
+    Setting(
         "mcp_allowed_origins",
-        "Comma-separated browser Origins allowed on /mcp besides loopback and the gateway's own"
-        ' ("*" allows any).',
+        "Comma-separated browser Origins allowed on /mcp besides the gateway's own (its public"
+        ' URL and bound address); "*" allows any.',
+    ),
+    Setting(
+        "oauth_allow_private_metadata_documents",
+        "Let OAuth Client ID Metadata Documents be fetched from loopback/private addresses and"
+        " plain http (tests and local development only).",
     ),
     Setting("ingest_max_body_bytes", "Largest accepted ingest request body (after decompression)."),
     Setting("ingest_batch_max_rows", "Rows buffered per table before an insert."),
@@ -128,6 +150,37 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("internal_token_ttl_s", "Lifetime of gateway-signed internal tokens."),
     Setting("cli_access_token_ttl_s", "Lifetime of CLI access tokens from the device flow."),
     Setting("shutdown_grace_s", "Grace period for in-flight requests at shutdown."),
+    Setting(
+        "self_telemetry",
+        "Export bzrk's own traces (a span per query run and gateway request) and logs over "
+        'OTLP into a bzrk table (`resource["service.namespace"] == "berserk"`), as Berserk does.',
+    ),
+    Setting(
+        "self_telemetry_endpoint",
+        "OTLP/HTTP base URL for self_telemetry; default: this process's own OTLP/HTTP receiver.",
+    ),
+    Setting(
+        "self_telemetry_token",
+        "Ingest token for self_telemetry (it picks the table); `bzrk dev` defaults to its "
+        "bootstrap token (table `default`); `bzrk serve` needs one.",
+    ),
+    Setting(
+        "alerts_scheduler",
+        "Run an alert scheduler candidate in the query service (one leader by lease; "
+        "`bzrk serve scheduler` runs one alone).",
+    ),
+    Setting("alerts_tick_ms", "How often the scheduler looks for due alerts, workflows and sends."),
+    Setting(
+        "alerts_lease_s",
+        "Scheduler leader lease; a leader that dies is replaced after this long.",
+    ),
+    Setting("alerts_max_concurrent", "Alert and workflow evaluations running at once."),
+    Setting("alerts_min_every_s", "Shortest schedule an alert or workflow may ask for."),
+    Setting("alerts_webhook_timeout_s", "Default timeout of one notification send."),
+    Setting(
+        "alerts_delivery_max_attempts",
+        "Sends of one notification before it is marked failed (backoff 1 s, 2 s, … 60 s).",
+    ),
 )
 
 ENV_PREFIX = "BZRK_"

@@ -24,12 +24,14 @@ from bzrk.meta.store import DEFAULT_DATABASE, DEFAULT_TABLE, MetaStore, NotFound
 from bzrk.storage import json_paths
 from bzrk.storage.naming import TableNaming, check_name, quote_identifier, quote_string
 from bzrk.storage.schema import (
+    ABSENCE,
     COLUMNS,
     DEFAULT_SHARD_FIELDS,
     STORED_COLUMNS,
     SchemaError,
     TableLayout,
     render_create_table,
+    render_layout_settings,
     render_ttl_change,
 )
 
@@ -56,11 +58,14 @@ class ResolvedTable:
     columns: tuple[tuple[str, str], ...] = ()  # (name, KQL type), ``$raw`` last
     # The table's JSON path registry (json_paths.py), quoted and qualified.
     path_registry: str = ""
+    # How each column and typed bag path stores a field a record lacks (schema.ABSENCE).
+    absent: tuple[tuple[str, str], ...] = ()
 
 
 def _layout(row: TableRow) -> TableLayout:
+    # None: created without shard fields (Berserk's defaults); {}: cleared since.
     return TableLayout(
-        shard_fields=dict(row.shard_fields) if row.shard_fields else dict(DEFAULT_SHARD_FIELDS),
+        shard_fields=dict(DEFAULT_SHARD_FIELDS if row.shard_fields is None else row.shard_fields),
         retention_days=row.retention_days,
     )
 
@@ -90,8 +95,23 @@ class StorageCatalog:
     def _create_ch_table(self, row: TableRow) -> None:
         database = self.naming.database(row.database)
         self._ddl(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(database)}")
-        self._ddl(render_create_table(self.naming.qualified(row.database, row.name), _layout(row)))
+        qualified = self.naming.qualified(row.database, row.name)
+        self._ddl(render_create_table(qualified, _layout(row)))
+        # A table an older bzrk created keeps its data and takes today's part layout.
+        self._ddl(render_layout_settings(qualified))
         self._ensure_path_registry(database, row.name)
+
+    def _names(self, system_table: str, database: str, table: str) -> list[str]:
+        """``name`` of the rows of ``system.<system_table>`` (columns, indexes) for one table."""
+        try:
+            found = self.backend.query_arrow(
+                f"SELECT name FROM system.{system_table} WHERE database = "
+                f"{quote_string(database)} AND table = {quote_string(table)}",
+                settings=None,
+            ).column(0)
+        except EngineError as exc:
+            raise StorageError(exc.message) from exc
+        return [name.as_py() for name in found]
 
     def _ensure_path_registry(self, database: str, table: str) -> None:
         """The table's JSON path registry and its views (``json_paths.py``).
@@ -100,16 +120,7 @@ class StorageCatalog:
         from an older bzrk (without every column of ``json_paths.REGISTRY_COLUMNS``) is
         dropped and built again the same way.
         """
-        try:
-            found = self.backend.query_arrow(
-                "SELECT name FROM system.columns WHERE database = "
-                f"{quote_string(database)} AND table = "
-                f"{quote_string(json_paths.registry_name(table))}",
-                settings=None,
-            ).column(0)
-        except EngineError as exc:
-            raise StorageError(exc.message) from exc
-        columns = {name.as_py() for name in found}
+        columns = set(self._names("columns", database, json_paths.registry_name(table)))
         current = columns >= set(json_paths.REGISTRY_COLUMNS)
         if columns and not current:
             for statement in json_paths.render_drop(database, table):
@@ -196,6 +207,41 @@ class StorageCatalog:
         self._ddl(render_ttl_change(self.naming.qualified(row.database, row.name), layout))
         return self._table_info(self.meta.get_table(database, name))
 
+    def shard_fields(self, database: str, name: str) -> dict[str, int]:
+        """The table's shard fields (Berserk's defaults for a table created without any)."""
+        return _layout(self.meta.get_table(database, name)).shard_fields
+
+    def set_shard_fields(self, database: str, name: str, shard_fields: dict[str, int]) -> TableInfo:
+        """Replace a table's shard fields (``{}`` clears them); they shape data written from now on.
+
+        As in Berserk, the layout of stored data stays: the sorting key is the one the table was
+        created with, and each shard field's bloom filter covers parts written (or merged) after
+        the change. A field no longer listed loses its filter.
+        """
+        row = self.meta.get_table(database, name)
+        layout = TableLayout(shard_fields=dict(shard_fields), retention_days=row.retention_days)
+        qualified = self.naming.qualified(row.database, row.name)
+        present = [
+            index
+            for index in self._names(
+                "data_skipping_indices", self.naming.database(row.database), row.name
+            )
+            if index.startswith("idx_shard_")
+        ]
+        with self.meta.begin() as conn:
+            conn.execute(
+                sa.update(meta_schema.tables)
+                .where(meta_schema.tables.c.id == row.id)
+                .values(shard_fields=dict(shard_fields))
+            )
+        self._forget()
+        for index in present:
+            self._ddl(f"ALTER TABLE {qualified} DROP INDEX IF EXISTS {quote_identifier(index)}")
+        for index in layout.skip_indexes(sorted_by=_layout(row).sort_field):
+            if index.name.startswith("idx_shard_"):
+                self._ddl(f"ALTER TABLE {qualified} ADD {index.ddl()}")
+        return self._table_info(self.meta.get_table(database, name))
+
     def resolve(self, database: str, table: str) -> ResolvedTable:
         """The ClickHouse table of bzrk ``database``.``table`` (names or ids); cached briefly.
 
@@ -219,6 +265,7 @@ class StorageCatalog:
             tuple((c.name, c.kql_type) for c in COLUMNS),
             f"{quote_identifier(self.naming.database(row.database))}."
             f"{quote_identifier(json_paths.registry_name(row.name))}",
+            tuple(ABSENCE.items()),
         )
         with self._lock:
             self._resolved[key] = (now, resolved)

@@ -26,10 +26,29 @@ from dataclasses import dataclass, field
 
 from bzrk.storage.naming import quote_identifier, quote_string
 
+# How a column stores a field the record does not have (the KQL meaning of that is null,
+# issue 20; the compiler reads it through ``TableSource.absent``, engine/catalog_resolver.py):
+ABSENT_NULL = "null"  # NULL in a Nullable column (or a Nullable typed path of a bag)
+ABSENT_EMPTY_ARRAY = "[]"  # an empty array: an Array column holds no NULL
+ABSENT_EMPTY_BAG = "{}"  # an empty JSON object: a bag without the key, or no bag at all
+NEVER_ABSENT = "never"  # every row has it (timestamps are filled at ingest)
+
+
+def _absence(ch_type: str) -> str:
+    if ch_type.startswith("JSON"):
+        return ABSENT_EMPTY_BAG
+    if ch_type.startswith("Array("):
+        return ABSENT_EMPTY_ARRAY
+    if "Nullable(" in ch_type:
+        return ABSENT_NULL
+    return NEVER_ABSENT
+
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One stored column. ``kql_type`` is what ``getschema`` reports."""
+    """One stored column. ``kql_type`` is what ``getschema`` reports; ``absent`` says how a
+    record without the field is stored (one of the ``ABSENT_*`` / ``NEVER_ABSENT`` values;
+    by default derived from ``ch_type``)."""
 
     name: str
     ch_type: str
@@ -37,6 +56,11 @@ class Column:
     codec: str | None = None
     alias: str | None = None  # an ALIAS expression: computed on read, not stored
     doc: str = ""
+    absent: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.absent:
+            object.__setattr__(self, "absent", _absence(self.ch_type))
 
     def ddl(self) -> str:
         text = f"{quote_identifier(self.name)} {self.ch_type}"
@@ -96,7 +120,7 @@ STORED_COLUMNS: tuple[Column, ...] = (
     Column("start_time", _NDT, "datetime", _ZSTD),
     Column("end_time", _NDT, "datetime", _ZSTD),
     Column("duration", "Nullable(Int64)", "timespan", _ZSTD, doc="100 ns ticks"),
-    Column("status_code", _LCSTR, "string", doc="UNSET, OK, ERROR"),
+    Column("status_code", _LCSTR, "string", doc="OK, ERROR; null when UNSET (the OTLP default)"),
     Column("status_message", _STR, "string", _ZSTD),
     Column("trace_state", _STR, "string", _ZSTD),
     Column("flags", "Nullable(UInt32)", "int"),
@@ -154,10 +178,19 @@ def _raw_alias() -> str:
     return f"CAST(tuple({values}), {quote_string(f'Tuple({shape})')})"
 
 
-RAW_COLUMN = Column("$raw", "JSON", "dynamic", alias=_raw_alias(), doc="the whole record")
+RAW_COLUMN = Column(
+    "$raw", "JSON", "dynamic", alias=_raw_alias(), doc="the whole record", absent=NEVER_ABSENT
+)
 
 COLUMNS: tuple[Column, ...] = (*STORED_COLUMNS, RAW_COLUMN)
 COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
+
+# How each column and each declared typed path of a bag stores absence: what the catalogue
+# tells the compiler (``ResolvedTable.absent``). Paths are ``bag.key`` with the key whole.
+ABSENCE: dict[str, str] = {
+    **{c.name: c.absent for c in COLUMNS},
+    **{f"resource.{path}": _absence(ch_type) for path, ch_type in RESOURCE_TYPED_PATHS},
+}
 
 
 # Berserk's default shard set for new tables (TBL): field -> weight. Order breaks weight ties
@@ -225,13 +258,15 @@ class TableLayout:
         lead = self.sort_field
         return (field_expression(lead), "timestamp") if lead else ("timestamp",)
 
-    def skip_indexes(self) -> tuple[SkipIndex, ...]:
+    def skip_indexes(self, sorted_by: str | None = "") -> tuple[SkipIndex, ...]:
+        """The table's skip indexes; ``sorted_by`` is the field leading a sorting key made
+        earlier (default: this layout's own ``sort_field``), which needs no bloom filter."""
         indexes = [
             SkipIndex("idx_body_text", "lower(body)", "text(tokenizer = splitByNonAlpha)", None),
             SkipIndex("idx_trace_id", "trace_id", "bloom_filter(0.001)"),
             SkipIndex("idx_span_id", "span_id", "bloom_filter(0.001)"),
         ]
-        covered = {"trace_id", "span_id", self.sort_field}
+        covered = {"trace_id", "span_id", self.sort_field if sorted_by == "" else sorted_by}
         for position, path in enumerate(self.shard_fields):
             if path in covered:
                 continue
@@ -246,15 +281,31 @@ class TableLayout:
         return f"toDateTime(timestamp) + INTERVAL {int(self.retention_days)} DAY DELETE"
 
 
+# Settings of the part layout, applied to tables of older bzrk versions too (``ALTER TABLE …
+# MODIFY SETTING`` at start-up: metadata only, existing parts follow as they merge).
+#
+# * An ingest batch (≤ 50,000 rows by default) is written as a "compact" part: one data file
+#   instead of ~300 for a wide part with JSON sub-columns, which halves the fsync cost of an
+#   insert. A part is wide once it has both 100,000 rows and 10 MiB (uncompressed), so merges
+#   (and large inserts) write wide parts, whose columns and JSON sub-columns are read alone:
+#   the suite's scans ran 1.3–4× faster over wide parts than over compact ones (docs/storage.md).
+#   The earlier thresholds (4 M rows, 256 MiB) kept a day partition compact forever.
+# * A partition whose every part is older than an hour is merged into one part, so the few
+#   uneven parts a finished day keeps (which the merge selector leaves alone) do not cost
+#   every later scan.
+LAYOUT_SETTINGS: dict[str, int | str] = {
+    "min_bytes_for_wide_part": 10 * 1024 * 1024,
+    "min_rows_for_wide_part": 100_000,
+    "min_age_to_force_merge_seconds": 3600,
+    "min_age_to_force_merge_on_partition_only": 1,
+}
+
 # Durable acknowledgement: a part's files and directory are fsync'd before INSERT returns.
-# Inserted parts stay "compact" (one data file instead of ~300 for a wide part with JSON
-# sub-columns), which halves the fsync cost of an insert; merges write wide parts later.
 TABLE_SETTINGS: dict[str, int | str] = {
     "fsync_after_insert": 1,
     "fsync_part_directory": 1,
     "index_granularity": 8192,
-    "min_bytes_for_wide_part": 256 * 1024 * 1024,
-    "min_rows_for_wide_part": 4_000_000,
+    **LAYOUT_SETTINGS,
     "allow_nullable_key": 1,
 }
 
@@ -278,6 +329,12 @@ def render_create_table(qualified_name: str, layout: TableLayout) -> str:
     settings = ", ".join(f"{k} = {v}" for k, v in TABLE_SETTINGS.items())
     parts.append(f"SETTINGS {settings}")
     return "\n".join(parts)
+
+
+def render_layout_settings(qualified_name: str) -> str:
+    """``ALTER TABLE`` that brings a table of any bzrk version to :data:`LAYOUT_SETTINGS`."""
+    settings = ", ".join(f"{k} = {v}" for k, v in LAYOUT_SETTINGS.items())
+    return f"ALTER TABLE {qualified_name} MODIFY SETTING {settings}"
 
 
 def render_ttl_change(qualified_name: str, layout: TableLayout) -> str:

@@ -6,7 +6,9 @@ the real ones.
 
 from __future__ import annotations
 
+import functools
 import socket
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bzrk.api.adx.app import PRINCIPAL_KEY, create_app
+from bzrk.auth import permissions
 from bzrk.auth.internal import Principal
 from bzrk.engine.events import (
     Column,
@@ -29,14 +32,16 @@ from bzrk.engine.events import (
     Visualization,
 )
 from bzrk.engine.request import DatabaseInfo, FieldInfo, QueryRequest, TableInfo
+from bzrk.meta.store import MetaStore
 from bzrk.server.context import AppContext
 from bzrk.server.settings import Settings
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
 Script = Iterable[Event] | Callable[[QueryRequest], Iterable[Event] | AsyncIterator[Event]]
 
-ADMIN = Principal("sp-admin", ("admin",), "service_principal")
-MEMBER = Principal("alice", ("member",))
+ADMIN = Principal("service_principal", "sp-admin", "sp-admin", ("admin",))
+# A member with viewer on "default" only (see member_store): "other-db" is not theirs.
+MEMBER = Principal("user", "alice", "alice", ("member",))
 
 # One row holding every KQL type, with its expected wire and SDK forms in the tests.
 ALL_TYPES_COLUMNS = (
@@ -169,6 +174,16 @@ class WithPrincipal:
         await self.app(scope, receive, send)
 
 
+@functools.cache
+def member_store() -> MetaStore:
+    """A metadata store holding the demo databases, where MEMBER is viewer of "default"."""
+    meta = MetaStore.for_data_dir(Path(tempfile.mkdtemp(prefix="bzrk-adx-test-")))
+    meta.migrate()
+    meta.ensure_database("other-db")
+    permissions.add_grant(meta, MEMBER.key, permissions.VIEWER, "default", by="test")
+    return meta
+
+
 def make_app(
     executor: ScriptedExecutor,
     *,
@@ -177,7 +192,9 @@ def make_app(
     data_dir: Path | None = None,
 ) -> ASGIApp:
     settings = Settings(data_dir=data_dir or Path("/nonexistent-bzrk-test"))
-    ctx = AppContext(settings=settings, meta=None, keys=None, executor=executor)  # type: ignore[arg-type]
+    # Admins are decided without the store; members by their grants in member_store().
+    meta = member_store() if principal is not None and not principal.is_admin else None
+    ctx = AppContext(settings=settings, meta=meta, keys=None, executor=executor)  # type: ignore[arg-type]
     if schema is not None:
         ctx.components["schema"] = schema
     return WithPrincipal(create_app(ctx), principal)

@@ -192,7 +192,7 @@ def _internal_token(dev_server: Any) -> str:
     from bzrk.auth.internal import InternalKeys, Principal
 
     keys = InternalKeys.load_or_create(dev_server.data_dir)
-    return keys.sign(Principal("e2e-admin", ("admin",), "service_principal"), "query")
+    return keys.sign(Principal("service_principal", "e2e-admin", "e2e-admin", ("admin",)), "query")
 
 
 def test_query_service_serves_the_adx_app(dev_server: Any, creds: dict[str, Any]) -> None:

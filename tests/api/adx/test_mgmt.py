@@ -44,6 +44,8 @@ def test_show_table_schema_json_and_csl(client: TestClient) -> None:
         ("timestamp", "datetime", "System.DateTime"),
         ("value", "real", "System.Double"),
     ]
+    # Berserk's `.show table T schema` (no `as json`) is the same table.
+    assert _table(client, ".show table metrics schema")["Rows"] == table["Rows"]
     csl = _table(client, ".show table ['metrics'] cslschema")
     assert csl["Rows"][0][1] == "timestamp:datetime,value:real"
 
@@ -85,10 +87,20 @@ def test_errors(client: TestClient) -> None:
     assert "table 'x' not found" in response.json()["error"]["@message"]
     response = client.post("/v1/rest/mgmt", json={"db": "default", "csl": "T | take 1"})
     assert response.status_code == 400
+    # A member sees what they may query (ADX's .show databases), and nothing else.
     member = TestClient(make_app(ScriptedExecutor(), principal=MEMBER))
     response = member.post("/v1/rest/mgmt", json={"db": "", "csl": ".show databases"})
-    assert response.status_code == 403
-    assert response.json()["error"]["code"] == "Forbidden"
+    assert response.status_code == 200
+    assert [r[0] for r in response.json()["Tables"][0]["Rows"]] == ["default"]
+    schema = member.post("/v1/rest/mgmt", json={"db": "", "csl": ".show databases schema"})
+    assert {r[0] for r in schema.json()["Tables"][0]["Rows"]} == {"default"}
+    for csl in (".show database ['other-db'] schema", ".show databases (['other-db']) schema"):
+        refused = member.post("/v1/rest/mgmt", json={"db": "", "csl": csl})
+        assert refused.status_code == 403, csl
+        assert refused.json()["code"] == "AccessDenied"
+        assert refused.json()["error"]["code"] == "Forbidden"
+    tables = member.post("/v1/rest/mgmt", json={"db": "other-db", "csl": ".show tables"})
+    assert tables.status_code == 403
 
 
 def test_commands_on_v2_and_without_schema_provider(client: TestClient) -> None:

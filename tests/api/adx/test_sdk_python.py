@@ -178,7 +178,7 @@ def test_properties_and_parameters_arrive(kc: KustoClient, executor: ScriptedExe
     assert sent.timeout_ms == 60_000
     assert sent.limits.max_rows == 1234
     assert sent.client_request_id == crp.client_request_id
-    assert sent.surface == "adx" and sent.principal == "sp-admin"
+    assert sent.surface == "adx" and sent.principal == "sp:sp-admin"
     assert sent.progressive is False
 
 
@@ -206,11 +206,14 @@ def test_unknown_command_and_forbidden(server: LoopbackServer, kc: KustoClient) 
     member_app = make_app(ScriptedExecutor(), principal=MEMBER)
     with LoopbackServer(member_app) as member:
         client = KustoClient(member.url)
+        # A member lists what they may query, and is refused the rest.
+        listed = client.execute_mgmt("", ".show databases").primary_results[0]
+        assert [row[0] for row in listed] == ["default"]
         with pytest.raises(KustoApiError) as info:
-            client.execute_mgmt("", ".show databases")
-        assert "admins" in str(info.value)
+            client.execute_query("other-db", "T | take 1")
+        assert "no access to database 'other-db'" in str(info.value)
         assert info.value.http_response.status_code == 403
-        # everyone may read schemas (Grafana's health check)
+        # everyone may read the schemas they may query (Grafana's health check)
         assert client.execute_mgmt("", ".show databases schema").primary_results[0]
 
 

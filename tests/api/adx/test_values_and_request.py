@@ -67,7 +67,8 @@ def test_row_encoder_ints_strings_dynamic() -> None:
         (Column("l", "long"), Column("s", "string"), Column("d", "dynamic"), Column("b", "bool"))
     )
     text = encoder.encode([3.0, None, {"x": float("nan"), "y": [1.5]}, 1])
-    assert text == '[3,"",{"x":"NaN","y":[1.5]},true]'
+    # A null string is an absent stored field (issue 20): null, as Kusto sends a null cell.
+    assert text == '[3,null,{"x":"NaN","y":[1.5]},true]'
     assert (
         json.loads("[" + encoder.encode_many([[1, "a", None, None]] * 2) + "]")
         == [[1, "a", None, None]] * 2

@@ -71,7 +71,7 @@ class WithPrincipal:
         if scope["type"] == "http":
             headers = dict(scope.get("headers", ()))
             kind = headers.get(b"x-test-principal-kind", b"service_principal").decode()
-            scope["bzrk.principal"] = Principal("tester", ("user",), kind)
+            scope["bzrk.principal"] = Principal(kind, "tester", "tester", ("admin",))
         await self.app(scope, receive, send)
 
 
@@ -126,6 +126,29 @@ def stub(target: str, prefix: str = "") -> tuple[grpc.Channel, Callable[..., Any
         response_deserializer=query_pb2.ExecuteQueryResultFrame.FromString,
     )
     return channel, call
+
+
+def gateway_call(creds: dict[str, Any], query: str, *, timeout: float = 300, **kwargs: Any) -> Any:
+    """(channel, call): ``ExecuteQuery`` through a dev server's gateway with its SP token.
+
+    ``kwargs`` are request fields (``since=…``), or ``compression`` for the call.
+    """
+    compression = kwargs.pop("compression", None)
+    channel, execute = stub(creds["gateway"].removeprefix("http://"), "/api/grpc")
+    call = execute(
+        request(query, **kwargs),
+        metadata=[("authorization", f"Bearer {creds['token']}")],
+        timeout=timeout,
+        compression=compression,
+    )
+    return channel, call
+
+
+def gateway_frames(creds: dict[str, Any], query: str, **kwargs: Any) -> list[Any]:
+    """Every frame of one ``ExecuteQuery`` through the gateway (see :func:`gateway_call`)."""
+    channel, call = gateway_call(creds, query, **kwargs)
+    with channel:
+        return list(call)
 
 
 def collect(frames: Iterable[query_pb2.ExecuteQueryResultFrame]) -> list[Any]:

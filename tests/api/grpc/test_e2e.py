@@ -69,7 +69,7 @@ class Route:
 
 
 def internal_token(data_dir: Path) -> str:
-    principal = Principal("grpc-e2e", ("user",), "service_principal")
+    principal = Principal("service_principal", "grpc-e2e", "grpc-e2e", ("admin",))
     return InternalKeys.load_or_create(data_dir).sign(principal, "query", ttl_s=3600)
 
 

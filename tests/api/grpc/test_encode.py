@@ -6,7 +6,7 @@ import math
 from decimal import Decimal
 
 from bzrk.api.grpc._pb import query_pb2
-from bzrk.api.grpc.encode import MAX_FRAME_BYTES, FrameEncoder
+from bzrk.api.grpc.encode import MAX_DYNAMIC_DEPTH, MAX_FRAME_BYTES, FrameEncoder
 from bzrk.engine import events as ev
 
 from .helpers import check_value_table, decode_value, payloads, value_table_events
@@ -62,13 +62,14 @@ def test_nulls_edge_values_and_schema_flags() -> None:
         query_pb2.COLUMN_TYPE_STRING,
         query_pb2.COLUMN_TYPE_TIMESPAN,
     ]
-    assert [c.nullable for c in schema.columns][:2] == [False, True]
+    # Every column may hold null: a string too, when it is an absent stored field (issue 20).
+    assert [c.nullable for c in schema.columns][:2] == [True, True]
     cells = frames[1].batch.rows[0].values
     arms = [c.WhichOneof("value") for c in cells]
-    # A null string is "" (KQL strings have no null); an instant before 1970 has no uint64
-    # Unix-nanosecond form and becomes null; empty bags/arrays stay bags/arrays.
+    # A null string is null (only an absent stored field is one); an instant before 1970 has
+    # no uint64 Unix-nanosecond form and becomes null; empty bags/arrays stay bags/arrays.
     assert arms == [
-        "string_value",
+        "null_value",
         "null_value",
         "null_value",
         "bag_value",
@@ -97,6 +98,8 @@ def test_progress_metadata_and_error_frames() -> None:
         planning_segments_total=2,
         slices_done=2,
         slices_total=8,
+        coverage=0.3125,
+        short_circuit=True,
         bin_progress=ev.BinProgress(100, 10, bytes([100, 50]), 1, 2),
     )
     metadata = ev.Metadata(
@@ -126,7 +129,8 @@ def test_progress_metadata_and_error_frames() -> None:
     assert p.HasField("queue_wait_nanos") and p.queue_wait_nanos == 0
     assert p.planning_progress.segments_total == 2
     assert p.bin_progress.completion_percentages == bytes([100, 50])
-    assert dict(p.custom_stats) == {"slices_done": 2, "slices_total": 8}
+    assert dict(p.custom_stats) == {"slices_done": 2, "slices_total": 8, "coverage_ppm": 312_500}
+    assert p.short_circuit_completion
     assert not p.HasField("quality")  # nothing measured: nothing invented
     m = frames[1].metadata
     assert m.visualization.visualization_type == "timechart"
@@ -237,3 +241,20 @@ def test_multi_table_and_iterations_keep_their_names() -> None:
         ("PrimaryResult", "s2", 1),
         ("Totals", "s2", 0),
     ]
+
+
+def test_a_deeply_nested_dynamic_value_decodes_with_its_deep_part_as_json_text() -> None:
+    # 500 levels of bags failed every client's protobuf decoding (depth limit 100).
+    value: object = 1
+    for _ in range(500):
+        value = {"a": value}
+    columns = (ev.Column("d", "dynamic"),)
+    frames = encode_all(
+        [ev.TableSchema("T", columns), ev.RowBatch("T", "i", [[value]], True), ev.Done()]
+    )
+    cell = frames[1].batch.rows[0].values[0]
+    depth = 0
+    while cell.WhichOneof("value") == "bag_value":
+        cell, depth = cell.bag_value.properties["a"], depth + 1
+    assert depth == MAX_DYNAMIC_DEPTH
+    assert cell.string_value == '{"a":' * (500 - depth) + "1" + "}" * (500 - depth)

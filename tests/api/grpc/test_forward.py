@@ -6,8 +6,9 @@ the query service does; its executor is scripted (see test_server.py).
 
 from __future__ import annotations
 
+import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -50,25 +51,40 @@ class VerifyingQueryService:
 
 async def authenticate(authorization: str | None) -> Principal | None:
     if authorization == f"Bearer {TOKEN}":
-        return Principal("sp-123", ("user",), "service_principal")
+        return Principal("service_principal", "sp-123", "sp-123", ("admin",))
     if authorization == "Bearer explode":
         raise RuntimeError("token store down")
     return None
+
+
+@contextlib.contextmanager
+def forwarding(
+    tmp_path: Path,
+    script: Any = one_row,
+    wrap: Callable[[ASGIApp], ASGIApp] = lambda app: app,
+    **options: Any,
+) -> Iterator[tuple[str, ScriptedExecutor, VerifyingQueryService]]:
+    """grpcio → Hypercorn(``wrap(forwarder)``) → Hypercorn(query gRPC app): (target, executor,
+    upstream); ``options`` go to the forwarder."""
+    keys = InternalKeys.load_or_create(tmp_path)
+    executor = ScriptedExecutor(script)
+    upstream = VerifyingQueryService(
+        keys, create_app(SimpleNamespace(meta=None, executor=executor))
+    )  # type: ignore[arg-type]
+    with serve(upstream) as query_target:
+        forwarder = GrpcForwarder(
+            f"http://{query_target}", lambda p: keys.sign(p, "query"), authenticate, **options
+        )
+        with serve(wrap(forwarder)) as gateway_target:
+            yield gateway_target, executor, upstream
 
 
 @pytest.fixture
 def chain(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[str, ScriptedExecutor, VerifyingQueryService]]:
-    keys = InternalKeys.load_or_create(tmp_path)
-    executor = ScriptedExecutor(getattr(request, "param", one_row))
-    upstream = VerifyingQueryService(keys, create_app(SimpleNamespace(executor=executor)))  # type: ignore[arg-type]
-    with serve(upstream) as query_target:
-        forwarder = GrpcForwarder(
-            f"http://{query_target}", lambda p: keys.sign(p, "query"), authenticate
-        )
-        with serve(forwarder) as gateway_target:
-            yield gateway_target, executor, upstream
+    with forwarding(tmp_path, getattr(request, "param", one_row)) as chained:
+        yield chained
 
 
 def forwarded(target: str, message: Any, token: str | None = TOKEN, **kwargs: Any) -> list[Any]:
@@ -101,7 +117,7 @@ def test_forwards_with_an_internal_token_and_clean_metadata(
     )
     assert payloads(frames) == ["schema", "batch", "metadata", "done"]
     assert table_rows(frames) == [[1]]
-    assert executor.requests[0].principal == "sp-123"
+    assert executor.requests[0].principal == "sp:sp-123"
     headers = upstream.seen[0]
     assert headers["authorization"] != f"Bearer {TOKEN}"
     assert headers["x-bzrk-client-name"] == "pytest"
@@ -187,7 +203,9 @@ def test_principal_from_the_gateway_scope(tmp_path: Path) -> None:
     """The gateway authenticates, sets scope["bzrk.principal"] and root_path, then calls us."""
     keys = InternalKeys.load_or_create(tmp_path)
     executor = ScriptedExecutor(one_row)
-    upstream = VerifyingQueryService(keys, create_app(SimpleNamespace(executor=executor)))  # type: ignore[arg-type]
+    upstream = VerifyingQueryService(
+        keys, create_app(SimpleNamespace(meta=None, executor=executor))
+    )  # type: ignore[arg-type]
     with serve(upstream) as query_target:
         forwarder = GrpcForwarder(f"http://{query_target}", lambda p: keys.sign(p, "query"))
 
@@ -195,14 +213,14 @@ def test_principal_from_the_gateway_scope(tmp_path: Path) -> None:
             if scope["type"] == "http" and scope["path"].startswith("/api/grpc/"):
                 inner = dict(scope, root_path="/api/grpc")
                 if dict(scope["headers"]).get(b"authorization") == f"Bearer {TOKEN}".encode():
-                    inner["bzrk.principal"] = Principal("alice", ("user",), "user")
+                    inner["bzrk.principal"] = Principal("user", "alice-id", "alice", ("admin",))
                 scope = inner
             await forwarder(scope, receive, send)
 
         with serve(gateway) as target:
             frames = forwarded(target, request("print v = 1"))
             assert table_rows(frames) == [[1]]
-            assert executor.requests[0].principal == "alice"
+            assert executor.requests[0].principal == "user:alice-id"
             code, _ = forwarded_status(target, request("print v = 1"), token="other")
             assert code == grpc.StatusCode.UNAUTHENTICATED
 
@@ -216,3 +234,82 @@ def test_status_only_answers_reach_grpcio_as_their_status() -> None:
         code, details = forwarded_status(target, request("print v = 1"))
     assert code == grpc.StatusCode.UNAUTHENTICATED
     assert details == "authentication required: send a bearer token"
+
+
+class CompressionProbe:
+    """In front of the forwarder: records each call's grpc-encoding and message flag byte."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.calls: list[tuple[str | None, int]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        encoding = dict(scope["headers"]).get(b"grpc-encoding")
+        first = True
+
+        async def probing() -> Any:
+            nonlocal first
+            message = await receive()
+            if first and message.get("body"):
+                first = False
+                self.calls.append((encoding.decode() if encoding else None, message["body"][0]))
+            return message
+
+        await self.app(scope, probing, send)
+
+
+def test_a_compressed_request_answers_as_an_uncompressed_one(tmp_path: Path) -> None:
+    # grpcio sends a message uncompressed when compressing would not shrink it: a long one.
+    query = "print v = 1 // " + "compressible " * 200
+    probes: list[CompressionProbe] = []
+
+    def probed(app: ASGIApp) -> ASGIApp:
+        probes.append(CompressionProbe(app))
+        return probes[0]
+
+    with forwarding(tmp_path, wrap=probed) as (target, executor, upstream):
+        plain = forwarded(target, request(query))
+        gzip = forwarded(target, request(query), compression=grpc.Compression.Gzip)
+        deflate = forwarded(target, request(query), compression=grpc.Compression.Deflate)
+    assert probes[0].calls == [(None, 0), ("gzip", 1), ("deflate", 1)]
+    for frames in (gzip, deflate):
+        assert payloads(frames) == payloads(plain) == ["schema", "batch", "metadata", "done"]
+        assert table_rows(frames) == table_rows(plain) == [[1]]
+    assert [r.query for r in executor.requests] == [query] * 3
+    assert all("grpc-encoding" not in seen for seen in upstream.seen)
+
+
+def test_a_compressed_request_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    with forwarding(tmp_path, max_request_bytes=4096) as (target, executor, _):
+        # 100 kB of one letter compresses to a few hundred bytes: small on the wire only.
+        code, details = forwarded_status(
+            target,
+            request("print v = '" + "a" * 100_000 + "'"),
+            compression=grpc.Compression.Gzip,
+        )
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "decompressed" in details
+    assert executor.requests == []
+
+
+def test_grpc_over_http1_is_a_clear_426_without_a_traceback(
+    chain: tuple[str, ScriptedExecutor, VerifyingQueryService], caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx
+
+    target, executor, _ = chain
+    message = request("print v = 1").SerializeToString()
+    with caplog.at_level("WARNING"), httpx.Client(http1=True, http2=False) as client:
+        answer = client.post(
+            f"http://{target}/api/grpc/query.QueryService/ExecuteQuery",
+            content=b"\x00" + len(message).to_bytes(4, "big") + message,
+            headers={"content-type": "application/grpc", "authorization": f"Bearer {TOKEN}"},
+        )
+    assert answer.status_code == 426
+    assert answer.headers["upgrade"] == "h2c"
+    assert answer.json()["error"]["code"] == "Http2Required"
+    assert "HTTP/2" in answer.json()["error"]["message"]
+    assert executor.requests == []
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text

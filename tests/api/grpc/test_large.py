@@ -73,10 +73,10 @@ class Generated:
         yield ev.Metadata("one")
         yield ev.Done()
 
-app = create_app(SimpleNamespace(executor=Generated()))
+app = create_app(SimpleNamespace(meta=None, executor=Generated()))
 
 async def with_principal(scope, receive, send):
-    scope["bzrk.principal"] = Principal("big", ("user",))
+    scope["bzrk.principal"] = Principal("user", "big", "big", ("admin",))
     await app(scope, receive, send)
 
 sock = socket.socket()
@@ -98,7 +98,7 @@ from bzrk.auth.internal import Principal
 from bzrk.gateway.grpc_forward import GrpcForwarder
 
 async def authenticate(header):
-    return Principal("big", ("user",))
+    return Principal("user", "big", "big", ("admin",))
 
 app = GrpcForwarder(sys.argv[1], lambda principal: "unused", authenticate)
 sock = socket.socket()
@@ -172,7 +172,7 @@ def test_real_query_streams_200_mb(tmp_path: Path, capsys: pytest.CaptureFixture
     with DevServer(tmp_path / "big") as server:
         assert server.process is not None
         token = InternalKeys.load_or_create(server.data_dir).sign(
-            Principal("big", ("user",)), "query", ttl_s=3600
+            Principal("user", "big", "big", ("admin",)), "query", ttl_s=3600
         )
         routes = {
             "direct": (server.credentials["query"], "", token),

@@ -58,7 +58,7 @@ SCRIPTS = {
 def route(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:  # type: ignore[type-arg]
     """A scripted query service, reached directly or through the forwarder at /api/grpc."""
     executor = ScriptedExecutor(lambda r: SCRIPTS[r.query](r))
-    app = create_app(SimpleNamespace(executor=executor))  # type: ignore[arg-type]
+    app = create_app(SimpleNamespace(meta=None, executor=executor))  # type: ignore[arg-type]
     if request.param == "direct":
         with serve(WithPrincipal(app)) as target:
             yield {"target": target, "executor": executor, "options": {}}

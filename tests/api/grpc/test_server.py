@@ -47,7 +47,7 @@ def one_row(request: QueryRequest) -> list[ev.Event]:
 def grpc_target(request: pytest.FixtureRequest) -> Iterator[tuple[str, ScriptedExecutor]]:
     script = getattr(request, "param", one_row)
     executor = ScriptedExecutor(script)
-    app = WithPrincipal(create_app(SimpleNamespace(executor=executor)))  # type: ignore[arg-type]
+    app = WithPrincipal(create_app(SimpleNamespace(meta=None, executor=executor)))  # type: ignore[arg-type]
     with serve(app) as target:
         yield target, executor
 
@@ -70,7 +70,7 @@ def test_print_one_value(grpc_target: tuple[str, ScriptedExecutor]) -> None:
         "print v = 1",
         "default",
         "grpc",
-        "tester",
+        "sp:tester",
     )
     assert (sent.since, sent.until, sent.ingest_until, sent.timezone) == (
         "1h ago",
@@ -276,7 +276,7 @@ def test_stream_without_completion_is_internal(grpc_target: tuple[str, ScriptedE
 
 
 def test_no_executor_is_unavailable() -> None:
-    app = WithPrincipal(create_app(SimpleNamespace(executor=None)))  # type: ignore[arg-type]
+    app = WithPrincipal(create_app(SimpleNamespace(meta=None, executor=None)))  # type: ignore[arg-type]
     with serve(app) as target:
         code, _ = status_of(target, request("print v = 1"))
     assert code == grpc.StatusCode.UNAVAILABLE
@@ -313,7 +313,9 @@ def test_fifty_megabytes_stream_in_frames_under_four_mebibytes(
 
 def test_a_long_client_deadline_is_not_a_soft_budget() -> None:
     executor = ScriptedExecutor(one_row)
-    ctx = SimpleNamespace(executor=executor, settings=SimpleNamespace(query_max_timeout_ms=1000))
+    ctx = SimpleNamespace(
+        meta=None, executor=executor, settings=SimpleNamespace(query_max_timeout_ms=1000)
+    )
     with serve(WithPrincipal(create_app(ctx))) as target:  # type: ignore[arg-type]
         frames = call(target, request("print v = 1"), timeout=600)
     assert payloads(frames)[-1] == "done"
@@ -323,7 +325,7 @@ def test_a_long_client_deadline_is_not_a_soft_budget() -> None:
 def test_no_principal_is_unauthenticated() -> None:
     """Only reachable if the query service's token check were bypassed: refuse anyway."""
     executor = ScriptedExecutor(one_row)
-    with serve(create_app(SimpleNamespace(executor=executor))) as target:  # type: ignore[arg-type]
+    with serve(create_app(SimpleNamespace(meta=None, executor=executor))) as target:  # type: ignore[arg-type]
         code, _ = status_of(target, request("print v = 1"))
     assert code == grpc.StatusCode.UNAUTHENTICATED and executor.requests == []
 

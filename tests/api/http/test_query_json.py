@@ -87,3 +87,22 @@ def test_streamed_ndjson_snapshots(dev_server) -> None:  # type: ignore[no-untyp
     assert kinds[0] == "schema" and kinds[-1] == "done"
     assert kinds.count("metadata") >= 2  # several snapshots over two days
     assert "progress" in kinds
+
+
+def test_management_commands_answer_on_query(dev_server) -> None:  # type: ignore[no-untyped-def]
+    # Berserk answers `.show tables` wherever a query goes (issue 20), as ADX's mgmt does.
+    response = _post(dev_server, {"query": "// tables\n.show tables", "database": "default"})
+    assert response.status_code == 200, response.text
+    primary = response.json()["Tables"][0]
+    assert [c["column_name"] for c in primary["columns"]][:2] == ["TableName", "DatabaseName"]
+    assert ["default", "default"] in [row[:2] for row in primary["rows"]]
+    databases = _post(dev_server, {"query": ".show databases", "database": "default"})
+    assert databases.status_code == 200, databases.text
+    rows = databases.json()["Tables"][0]["rows"]
+    assert any(row[0] == "default" and row[3] is True for row in rows)
+    # A command's failure is a coded error, as a query's is.
+    missing = _post(dev_server, {"query": ".show table nope schema as json", "database": "default"})
+    assert missing.status_code in (400, 404), missing.text
+    assert "table 'nope' not found" in missing.text
+    unknown = _post(dev_server, {"query": ".drop table default", "database": "default"})
+    assert unknown.status_code == 400 and "UnknownCommand" in unknown.text

@@ -17,6 +17,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bzrk.api.mcp.app import PRINCIPAL_KEY, create_app
+from bzrk.auth import permissions
 from bzrk.auth.internal import InternalKeys, Principal
 from bzrk.engine.events import (
     Column,
@@ -38,7 +39,8 @@ from bzrk.server.settings import Settings
 from bzrk.types import ASGIApp, Receive, Scope, Send
 
 VERSION = "2026-07-28"
-PRINCIPAL = Principal("sp:tester", ("reader",), "service_principal")
+# A member service principal (key sp:tester) with viewer on "default" (see make_context).
+PRINCIPAL = Principal("service_principal", "tester", "tester", ("member",))
 
 
 class Pause:
@@ -153,6 +155,7 @@ def make_context(
     tmp_path.mkdir(parents=True, exist_ok=True)
     meta = MetaStore(f"sqlite:///{tmp_path / 'meta.sqlite3'}")
     meta.migrate()
+    permissions.add_grant(meta, PRINCIPAL.key, permissions.VIEWER, "default", by="test")
     key = Ed25519PrivateKey.generate()
     ctx = AppContext(
         settings=Settings(data_dir=tmp_path, **settings),

@@ -166,7 +166,9 @@ async def test_get_run_reads_the_callers_own_run(tmp_path: Path) -> None:
     assert theirs["content"][0]["text"].replace("run-theirs", "X") == missing["content"][0][
         "text"
     ].replace("nope", "X")
-    admin = await call(ctx, "get_run", {"run_id": "run-theirs"}, Principal("admin", ("admin",)))
+    admin = await call(
+        ctx, "get_run", {"run_id": "run-theirs"}, Principal("user", "admin", "admin", ("admin",))
+    )
     assert admin["isError"] is False
     ctx.meta.close()
 

@@ -119,6 +119,16 @@ async def test_tools_through_the_gateway(gateway: dict[str, str]) -> None:
             "query",
             "get_run",
             "get_docs",
+            "list_alerts",
+            "get_alert",
+            "create_alert",
+            "update_alert",
+            "delete_alert",
+            "list_workflows",
+            "run_workflow",
+            "list_connections",
+            "list_dashboards",
+            "get_dashboard",
         ]
         databases = await mcp.call_tool("list_databases", {})
         assert "default" in [d["name"] for d in databases.structured_content["databases"]]

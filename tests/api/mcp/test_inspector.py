@@ -53,6 +53,16 @@ def test_inspector_lists_and_calls_tools(tmp_path: Path) -> None:
             "query",
             "get_run",
             "get_docs",
+            "list_alerts",
+            "get_alert",
+            "create_alert",
+            "update_alert",
+            "delete_alert",
+            "list_workflows",
+            "run_workflow",
+            "list_connections",
+            "list_dashboards",
+            "get_dashboard",
         ]
         called = inspector(
             server.url,

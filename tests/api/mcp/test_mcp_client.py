@@ -58,6 +58,16 @@ async def test_discover_list_and_call_every_tool(tmp_path: Path) -> None:
                 "query",
                 "get_run",
                 "get_docs",
+                "list_alerts",
+                "get_alert",
+                "create_alert",
+                "update_alert",
+                "delete_alert",
+                "list_workflows",
+                "run_workflow",
+                "list_connections",
+                "list_dashboards",
+                "get_dashboard",
             ]
             dbs = await mcp.call_tool("list_databases", {})
             assert not dbs.is_error

@@ -53,7 +53,8 @@ async def test_get_and_delete_are_405_with_allow_post(http) -> None:  # type: ig
         assert response.headers["allow"] == "POST"
 
 
-async def test_bad_origin_is_403_and_loopback_or_absent_is_fine(http) -> None:  # type: ignore[no-untyped-def]
+async def test_bad_origin_is_403_and_the_gateways_own_or_absent_is_fine(ctx, http) -> None:  # type: ignore[no-untyped-def]
+    ctx.addresses["gateway"] = "http://127.0.0.1:9500"
     body = rpc_body("server/discover")
     headers = rpc_headers("server/discover")
     evil = await post(http, body, {**headers, "origin": "http://evil.example.com"})
@@ -67,7 +68,12 @@ async def test_bad_origin_is_403_and_loopback_or_absent_is_fine(http) -> None:  
         "x-forwarded-host": "evil.example.com",
     }
     assert (await post(http, body, forwarded)).status_code == 403
-    for origin in (None, "http://127.0.0.1:6274", "http://localhost:3000", "http://[::1]:80"):
+    # Another port on loopback is another site (a local dev server, a rebinding page).
+    for origin in ("http://127.0.0.1:6274", "http://localhost:3000", "http://[::1]:80"):
+        refused = await post(http, body, {**headers, "origin": origin})
+        assert refused.status_code == 403, origin
+    # The gateway's own origin, in any loopback spelling of its bound port, and no Origin.
+    for origin in (None, "http://127.0.0.1:9500", "http://localhost:9500", "http://[::1]:9500"):
         extra = {"origin": origin} if origin else {}
         ok = await post(http, body, {**headers, **extra})
         assert ok.status_code == 200, origin
@@ -231,6 +237,16 @@ async def test_tools_list_shape_and_order(http) -> None:  # type: ignore[no-unty
         "query",
         "get_run",
         "get_docs",
+        "list_alerts",
+        "get_alert",
+        "create_alert",
+        "update_alert",
+        "delete_alert",
+        "list_workflows",
+        "run_workflow",
+        "list_connections",
+        "list_dashboards",
+        "get_dashboard",
     ]
     assert names == [t["name"] for t in second["tools"]]
     assert isinstance(first["ttlMs"], int) and first["cacheScope"] in ("public", "private")

@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from bzrk.api.access import ACCESS_DENIED, refusal
 from bzrk.api.adx.errors import JSON_MEDIA_TYPE, AdxError, RequestContext, error_response
 from bzrk.api.adx.mgmt import CommandContext, find_database, run_command
 from bzrk.api.adx.request import AdxRequest, parse_request
@@ -127,7 +128,7 @@ class AdxApp:
             limits=limits,
             progressive=progressive,
             parameters=dict(adx.parameters),
-            principal=principal.subject,
+            principal=principal.key,
             surface="adx",
             client_request_id=rc.client_request_id,
         )
@@ -175,7 +176,7 @@ class AdxApp:
         schema: SchemaProvider | None = self.ctx.components.get("schema")
         if schema is None:
             raise AdxError("SchemaUnavailable", "schema discovery is not available on this server")
-        command = CommandContext(schema=schema, principal=principal, db=adx.db)
+        command = CommandContext(schema=schema, principal=principal, db=adx.db, app=self.ctx)
         try:
             table = await anyio.to_thread.run_sync(run_command, command, adx.csl)
         except AdxError:
@@ -209,6 +210,10 @@ class AdxApp:
                 Error(code="BackendUnavailable", message="the query engine is not running"), rc
             )
         database = await self._resolve_database(adx.db)
+        # Checked before saying whether the database exists: without a grant, both look alike.
+        denied = await refusal(self.ctx, principal, database or adx.db, surface="adx")
+        if denied is not None:
+            return error_response(Error(code=ACCESS_DENIED, message=denied.message), rc)
         if database is None:
             return error_response(
                 Error(code="DatabaseNotFound", message=f"database '{adx.db}' not found"), rc

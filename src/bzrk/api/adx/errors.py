@@ -72,6 +72,9 @@ DISPOSITIONS: dict[str, Disposition] = {
     ),
     "Unauthenticated": Disposition(401, "Unauthorized", "Authentication is required."),
     "Forbidden": Disposition(403, "Forbidden", "Principal is not authorized for this operation."),
+    "AccessDenied": Disposition(
+        403, "Forbidden", "Principal is not authorized for this operation."
+    ),
     "DatabaseNotFound": Disposition(404, "DatabaseNotFound", "Database was not found."),
     "UnknownDatabase": Disposition(404, "DatabaseNotFound", "Database was not found."),
     "NotFound": Disposition(404, "NotFound", "The requested endpoint does not exist."),

@@ -2,8 +2,12 @@
 
 Each command is a pattern plus a handler that returns one result table; the app encodes it
 as v1 (``/v1/rest/mgmt``, ``/v1/rest/query``) or v2 like any query result. Column orders are
-Kusto's, since Grafana reads ``.show databases`` by position (adx.md §9.1). ``.show databases``
-lists every database and is for admins only; other principals get an ADX 403 error.
+Kusto's, since Grafana reads ``.show databases`` by position (adx.md §9.1).
+
+Access is ADX's: every listing (``.show databases``, ``.show [databases] schema``) holds only
+the databases the caller may query, and a command naming one the caller may not query is
+refused with ``AccessDenied`` (403) — for an unknown database too, so a refusal does not tell
+whether it exists. The decision is :func:`bzrk.auth.permissions.authorize`'s.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import bzrk
+from bzrk.api.access import ACCESS_DENIED, refusal_now
 from bzrk.api.adx.errors import AdxError
 from bzrk.api.adx.request import strip_comments
 from bzrk.api.adx.values import kusto_type
+from bzrk.auth import permissions
 from bzrk.auth.internal import Principal
 from bzrk.engine.events import (
     TICKS_PER_SECOND,
@@ -31,6 +37,7 @@ from bzrk.engine.events import (
     TableSchema,
 )
 from bzrk.engine.request import DatabaseInfo, SchemaProvider, TableInfo
+from bzrk.server.context import AppContext
 
 _ITERATION = "command"
 _BUILD_TIME = datetime(2026, 1, 1, tzinfo=UTC)
@@ -130,6 +137,18 @@ class CommandContext:
     schema: SchemaProvider
     principal: Principal
     db: str  # the request's database ("" allowed for commands)
+    app: AppContext  # for the access check (metadata store, audit log)
+    surface: str = "adx"  # which surface asked, for the audit log (bzrk.api.commands)
+
+    def check(self, database: str) -> None:
+        """Refuse (``AccessDenied``) a command on a database the caller may not query."""
+        denied = refusal_now(self.app, self.principal, database, surface=self.surface)
+        if denied is not None:
+            raise AdxError(ACCESS_DENIED, denied.message)
+
+    def databases(self) -> list[DatabaseInfo]:
+        """The databases the caller may see: what every listing holds."""
+        return permissions.visible(self.app.meta, self.principal, self.schema.list_databases())
 
 
 Handler = Callable[[CommandContext, "re.Match[str]"], CommandTable]
@@ -149,6 +168,7 @@ def find_database(schema: SchemaProvider, name: str) -> DatabaseInfo | None:
 
 def _find_database(ctx: CommandContext, name: str) -> DatabaseInfo:
     db = find_database(ctx.schema, name)
+    ctx.check(db.name if db is not None else name)
     if db is None:
         raise AdxError("DatabaseNotFound", f"database '{name}' not found")
     return db
@@ -168,18 +188,16 @@ def _guid(text: str) -> str:
 
 
 def _show_databases(ctx: CommandContext, match: re.Match[str]) -> CommandTable:
-    if not ctx.principal.is_admin:
-        raise AdxError("Forbidden", "'.show databases' is for admins; ask an admin for access")
     rows = [
         [db.name, "", "v1.0", db.name == ctx.db, "ReadWrite", "", False, _guid(db.id), "", ""]
-        for db in ctx.schema.list_databases()
+        for db in ctx.databases()
     ]
     return CommandTable(SHOW_DATABASES_COLUMNS, rows)
 
 
 def _selected(ctx: CommandContext, names: list[str] | None) -> list[DatabaseInfo]:
     if names is None:
-        return ctx.schema.list_databases()
+        return ctx.databases()
     return [_find_database(ctx, name) for name in names]
 
 
@@ -322,7 +340,7 @@ COMMANDS: tuple[tuple[re.Pattern[str], Handler], ...] = tuple(
         ),
         (rf"\.show\s+tables(?:\s*(?P<names>{_NAMES}))?", _show_tables),
         (
-            rf"\.show\s+table\s+(?P<name>{_NAME})\s+(?:(?P<csl>cslschema)|schema\s+as\s+json)",
+            rf"\.show\s+table\s+(?P<name>{_NAME})\s+(?:(?P<csl>cslschema)|schema(?:\s+as\s+json)?)",
             _show_table_schema,
         ),
         (r"\.show\s+functions", _show_functions),
@@ -344,6 +362,6 @@ def run_command(ctx: CommandContext, csl: str) -> CommandTable:
         f"unknown or unsupported management command '{words}'; supported: "
         ".show databases, .show databases schema [as json], .show database X schema [as json], "
         ".show schema [as json], "
-        ".show tables, .show table T schema as json, .show table T cslschema, "
+        ".show tables, .show table T schema [as json], .show table T cslschema, "
         ".show functions, .show version",
     )

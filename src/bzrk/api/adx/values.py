@@ -145,8 +145,9 @@ def encode_decimal(value: Any) -> str | None:
     return format(number, "f") if number.is_finite() else str(number)
 
 
-def encode_string(value: Any) -> str:
-    return "" if value is None else str(value)
+def encode_string(value: Any) -> str | None:
+    # None only for an absent stored field (issue 20); KQL's own strings are never null.
+    return None if value is None else str(value)
 
 
 def encode_guid(value: Any) -> str | None:

@@ -16,6 +16,7 @@ Batch frames are assembled from individually serialized rows (protobuf's own enc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -62,9 +63,17 @@ def _length_delimited(field_number: int, payload: bytes) -> bytes:
 # --- cell values ----------------------------------------------------------------------------
 
 
-def set_dynamic(cell: dv.BqlValue, value: Any) -> None:
+# Nesting of arrays and bags encoded as such: each level is about three protobuf messages, and
+# protobuf decoders stop at 100 (a 500-deep parse_json result failed every client's decoding).
+# A value nested deeper is sent as its JSON text.
+MAX_DYNAMIC_DEPTH = 24
+
+
+def set_dynamic(cell: dv.BqlValue, value: Any, depth: int = 0) -> None:
     """Encode a JSON value (``dynamic``) into ``cell``, recursively for arrays and bags."""
-    if value is None:
+    if depth >= MAX_DYNAMIC_DEPTH and isinstance(value, Mapping | list | tuple):
+        cell.string_value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    elif value is None:
         cell.null_value = True
     elif isinstance(value, bool):
         cell.bool_value = value
@@ -81,12 +90,12 @@ def set_dynamic(cell: dv.BqlValue, value: Any) -> None:
         bag = cell.bag_value
         bag.SetInParent()  # an empty bag is still a bag, not an unset cell
         for key, item in value.items():
-            set_dynamic(bag.properties[str(key)], item)
+            set_dynamic(bag.properties[str(key)], item, depth + 1)
     elif isinstance(value, list | tuple):
         array = cell.array_value
         array.SetInParent()
         for item in value:
-            set_dynamic(array.values.add(), item)
+            set_dynamic(array.values.add(), item, depth + 1)
     else:
         cell.string_value = str(value)
 
@@ -149,21 +158,15 @@ class RowEncoder:
     def __init__(self, columns: Sequence[ev.Column]) -> None:
         self.width = len(columns)
         self._setters = [_SETTERS.get(column.type, set_dynamic) for column in columns]
-        # KQL strings have no null; an absent string is "".
-        self._null_strings = [column.type == "string" for column in columns]
 
     def encode(self, row: Sequence[Any]) -> bytes:
         message = pb.ValueRow()
         cells = message.values
-        for setter, empty_string, value in zip(
-            self._setters, self._null_strings, row, strict=False
-        ):
+        for setter, value in zip(self._setters, row, strict=False):
             cell = cells.add()
             if value is None:
-                if empty_string:
-                    cell.string_value = ""
-                else:
-                    cell.null_value = True
+                # An absent stored field, a string too (issue 20: absent reads as null).
+                cell.null_value = True
                 continue
             try:
                 setter(cell, value)
@@ -223,10 +226,13 @@ def encode_progress(progress: ev.Progress, into: pb.Progress) -> None:
         into.bin_progress.overall_total = _u64(bins.overall_total)
     for key, value in progress.custom_stats.items():
         into.custom_stats[key] = _u64(value)
-    # Slices are bzrk's unit of progressive work: real figures with no field of their own.
+    into.short_circuit_completion = progress.short_circuit
+    # Slices are bzrk's unit of progressive work, and coverage (the share of the window
+    # scanned, moving while a slice runs) has no field either: real figures in custom_stats.
     if progress.slices_total:
         into.custom_stats["slices_done"] = _u64(progress.slices_done)
         into.custom_stats["slices_total"] = _u64(progress.slices_total)
+        into.custom_stats["coverage_ppm"] = _u64(round(progress.coverage * 1_000_000))
 
 
 def _warning(warning: ev.QueryWarning, into: pb.QueryWarning) -> None:
@@ -288,7 +294,7 @@ class FrameEncoder:
                 pb.Column(
                     name=column.name,
                     type=COLUMN_TYPES.get(column.type, pb.COLUMN_TYPE_DYNAMIC),
-                    nullable=column.type != "string",
+                    nullable=True,
                 )
                 for column in schema.columns
             ],

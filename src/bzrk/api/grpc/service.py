@@ -8,6 +8,8 @@
   field (6, 7, 8, 9, 12, 13) from a public caller. Public means every principal whose kind is
   not ``"internal"``: the gateway only mints user / service_principal / oauth_client tokens,
   so only a trusted internal service signing its own token can set those fields.
+* ``PERMISSION_DENIED`` — the caller may not query the database (message ``AccessDenied: …``,
+  decided by :func:`bzrk.auth.permissions.authorize` through :mod:`bzrk.api.access`).
 * ``RESOURCE_EXHAUSTED`` — the executor's first event is ``Error(code="QueueFull")`` (its
   admission queue is full).
 * ``UNAVAILABLE`` — this process runs no query executor.
@@ -21,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
+from bzrk.api.access import ACCESS_DENIED, Decision, refusal
+from bzrk.api.commands import command_events, is_command
 from bzrk.api.grpc._pb import query_pb2 as pb
 from bzrk.api.grpc.encode import FrameEncoder
 from bzrk.api.grpc.server import CallContext, GrpcAsgiApp, GrpcError, Status
@@ -116,20 +120,31 @@ def build_request(
         ingest_until=ingest_until,
         timeout_ms=timeout_ms,
         bypass_cache=request.bypass_map_reduce_state_cache,
-        principal=principal.subject,
+        principal=principal.key,
         surface="grpc",
         client_request_id=context.metadata.get("x-bzrk-client-request-id") or request_id,
     )
+
+
+Authorizer = Callable[[Principal | None, str], Awaitable[Decision | None]]
+# A management command (`.show tables`) in a database → its events (bzrk.api.commands).
+Commands = Callable[[Principal, str, str], AsyncIterator[ev.Event]]
 
 
 class QueryServicer:
     """``ExecuteQuery``: one request in, the encoded result stream out."""
 
     def __init__(
-        self, executor: Callable[[], QueryExecutor | None], max_timeout_ms: int | None = None
+        self,
+        executor: Callable[[], QueryExecutor | None],
+        authorize: Authorizer,
+        max_timeout_ms: int | None = None,
+        commands: Commands | None = None,
     ) -> None:
         self._executor = executor
+        self._commands = commands
         self._max_timeout_ms = max_timeout_ms
+        self._authorize = authorize
 
     async def execute_query(self, data: bytes, context: CallContext) -> AsyncIterator[bytes]:
         try:
@@ -138,14 +153,20 @@ class QueryServicer:
             raise GrpcError(Status.INVALID_ARGUMENT, f"undecodable request: {exc}") from None
         request_id = str(uuid.uuid4())
         context.extras["request_id"] = request_id
-        query_request = build_request(
-            request, context.scope.get(PRINCIPAL_KEY), context, self._max_timeout_ms
-        )
+        principal = context.scope.get(PRINCIPAL_KEY)
+        query_request = build_request(request, principal, context, self._max_timeout_ms)
+        denied = await self._authorize(principal, query_request.database)
+        if denied is not None:
+            raise GrpcError(Status.PERMISSION_DENIED, f"{ACCESS_DENIED}: {denied.message}")
         executor = self._executor()
         if executor is None:
             raise GrpcError(Status.UNAVAILABLE, "this process does not run the query engine")
         encoder = FrameEncoder(request_id)
-        events = executor.execute(query_request)
+        events = (
+            self._commands(principal, query_request.database, query_request.query)
+            if self._commands is not None and is_command(query_request.query)
+            else executor.execute(query_request)
+        )
         try:
             async for event in events:
                 if isinstance(event, ev.Error) and event.code == QUEUE_FULL:
@@ -171,5 +192,17 @@ class QueryServicer:
 
 def create_app(ctx: AppContext) -> ASGIApp:
     settings = getattr(ctx, "settings", None)
-    servicer = QueryServicer(lambda: ctx.executor, getattr(settings, "query_max_timeout_ms", None))
+
+    async def authorize(principal: Principal | None, database: str) -> Decision | None:
+        return await refusal(ctx, principal, database, surface="grpc")
+
+    def commands(principal: Principal, database: str, text: str) -> AsyncIterator[ev.Event]:
+        return command_events(ctx, principal, database, text, surface="grpc")
+
+    servicer = QueryServicer(
+        lambda: ctx.executor,
+        authorize,
+        getattr(settings, "query_max_timeout_ms", None),
+        commands,
+    )
     return GrpcAsgiApp({EXECUTE_QUERY: servicer.execute_query})

@@ -31,7 +31,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from bzrk.api.access import ACCESS_DENIED, queryable, refusal, visible_databases
 from bzrk.api.adx.values import RowEncoder
+from bzrk.api.commands import command_events, is_command
+from bzrk.api.http import alert_routes
 from bzrk.auth.internal import Principal
 from bzrk.engine.events import (
     Column,
@@ -62,6 +65,7 @@ STATUS_BY_CODE = {
     "Unsupported": 400,
     "TableNotFound": 404,
     "PayloadTooLarge": 413,
+    ACCESS_DENIED: 403,
 }
 
 
@@ -136,20 +140,28 @@ async def query(request: Request) -> Response:
     if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool)):
         return _problem("InvalidArgument", "'timeout_ms' must be an integer")
     principal: Principal | None = request.scope.get("bzrk.principal")
+    denied = await refusal(ctx, principal, database, surface="http")
+    if denied is not None:
+        return _problem(ACCESS_DENIED, denied.message)
+    assert principal is not None
     executor = ctx.executor
     assert executor is not None
-    stream = executor.execute(
-        QueryRequest(
-            query=text,
-            database=database,
-            since=body.get("since") or body.get("from"),
-            until=body.get("until") or body.get("to"),
-            timezone=body.get("timezone") or "UTC",
-            timeout_ms=timeout,
-            stop_when=body.get("stop_when"),
-            progressive=bool(body.get("stream")),
-            principal=principal.subject if principal else "",
-            surface="http",
+    stream = (
+        command_events(ctx, principal, database, text, surface="http")
+        if is_command(text)
+        else executor.execute(
+            QueryRequest(
+                query=text,
+                database=database,
+                since=body.get("since") or body.get("from"),
+                until=body.get("until") or body.get("to"),
+                timezone=body.get("timezone") or "UTC",
+                timeout_ms=timeout,
+                stop_when=body.get("stop_when"),
+                progressive=bool(body.get("stream")),
+                principal=principal.key,
+                surface="http",
+            )
         )
     )
     if body.get("stream"):
@@ -307,7 +319,9 @@ async def databases(request: Request) -> Response:
         return JSONResponse({"databases": []})
     import asyncio
 
-    listed = await asyncio.to_thread(provider.list_databases)
+    listed = await visible_databases(
+        ctx, request.scope.get("bzrk.principal"), await asyncio.to_thread(provider.list_databases)
+    )
     return JSONResponse(
         {"databases": [{"id": db.id, "name": db.name, "tables": list(db.tables)} for db in listed]}
     )
@@ -319,6 +333,9 @@ async def tables(request: Request) -> Response:
     ctx: AppContext = request.app.state.ctx
     provider = ctx.components.get("schema")
     database = request.path_params["database"]
+    denied = await refusal(ctx, request.scope.get("bzrk.principal"), database, surface="http")
+    if denied is not None:
+        return _problem(ACCESS_DENIED, denied.message)
     if provider is None:
         return JSONResponse({"tables": []})
     if not await asyncio.to_thread(getattr(provider, "has_database", lambda _name: True), database):
@@ -347,9 +364,12 @@ async def fields(request: Request) -> Response:
 
     ctx: AppContext = request.app.state.ctx
     provider = ctx.components.get("schema")
+    database, table = request.path_params["database"], request.path_params["table"]
+    denied = await refusal(ctx, request.scope.get("bzrk.principal"), database, surface="http")
+    if denied is not None:
+        return _problem(ACCESS_DENIED, denied.message)
     if provider is None:
         return JSONResponse({"fields": []})
-    database, table = request.path_params["database"], request.path_params["table"]
     params = request.query_params
     try:
         window = timewindow.request_window(
@@ -409,7 +429,11 @@ def _run_json(run: Any, *, full: bool) -> dict[str, Any]:
 
 
 async def list_runs(request: Request) -> Response:
-    """The caller's recent runs, newest first: ``?limit=`` (at most 200, default 50)."""
+    """The caller's recent runs, newest first: ``?limit=`` (at most 200, default 50).
+
+    Runs are the caller's by principal key (a user and a service principal with one name are
+    two owners), and only those on databases the caller may still query are listed.
+    """
     import asyncio
 
     from bzrk.meta.runs import RunStore
@@ -420,10 +444,11 @@ async def list_runs(request: Request) -> Response:
         limit = max(1, min(int(request.query_params.get("limit", "50")), 200))
     except ValueError:
         return _problem("InvalidArgument", "'limit' must be an integer")
-    found = await asyncio.to_thread(
-        RunStore(ctx.meta).list_recent, principal.subject if principal else "", limit
-    )
-    return JSONResponse({"runs": [_run_json(r, full=False) for r in found]})
+    if principal is None:
+        return JSONResponse({"runs": []})
+    found = await asyncio.to_thread(RunStore(ctx.meta).list_recent, principal.key, limit)
+    allowed = await queryable(ctx, principal)
+    return JSONResponse({"runs": [_run_json(r, full=False) for r in found if allowed(r.database)]})
 
 
 async def get_run(request: Request) -> Response:
@@ -439,7 +464,13 @@ async def get_run(request: Request) -> Response:
         run = await asyncio.to_thread(RunStore(ctx.meta).get, request.path_params["run_id"])
     except NotFound:
         run = None
-    if run is None or run.principal != (principal.subject if principal else ""):
+    visible = (
+        run is not None
+        and principal is not None
+        and run.principal == principal.key
+        and (await queryable(ctx, principal))(run.database)
+    )
+    if run is None or not visible:
         return JSONResponse(
             {"error": {"code": "NotFound", "message": "run not found"}}, status_code=404
         )
@@ -461,6 +492,7 @@ def create_app(ctx: AppContext) -> ASGIApp:
             Route("/databases/{database}/tables/{table}/fields", fields, methods=["GET"]),
             Route("/runs", list_runs, methods=["GET"]),
             Route("/runs/{run_id}", get_run, methods=["GET"]),
+            *alert_routes.routes(),
         ],
         exception_handlers={404: not_found},
     )

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from bzrk import __version__
 from bzrk.api.mcp import protocol as p
+from bzrk.api.mcp.alert_tools import ALERT_TOOLS
 from bzrk.api.mcp.catalog_tools import (
     DISCOVER_FIELDS,
     GET_DOCS,
@@ -40,6 +41,7 @@ KEEPALIVE_S = 15.0
 DISCOVER_TTL_MS = 3_600_000
 TOOLS_TTL_MS = 300_000
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+LOOPBACK_ORIGIN_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 # Discovery first, then the query tool: the order is fixed so tools/list is deterministic.
 TOOLS: tuple[Tool, ...] = (
@@ -49,6 +51,7 @@ TOOLS: tuple[Tool, ...] = (
     QUERY_TOOL,
     GET_RUN,
     GET_DOCS,
+    *ALERT_TOOLS,
 )
 
 INSTRUCTIONS = (
@@ -161,26 +164,31 @@ class McpApp:
         await self._dispatch(scope, receive, send, envelope, wants_sse)
 
     def _origin_allowed(self, headers: _Headers) -> bool:
+        """Browser requests (with ``Origin``) only from the gateway's own origins — its public
+        URL and its bound address (on loopback, any loopback spelling of that port) — or from
+        ``mcp_allowed_origins``. Another port on loopback is another site (DNS rebinding,
+        a local dev server): refused.
+        """
         origin = headers.get("origin")
         if origin is None:
             return True
-        origin = origin.lower()
+        origin = origin.lower().rstrip("/")
         if origin == "null":
             return False
-        host = urlsplit(origin).hostname or ""
-        if host in LOOPBACK_HOSTS:
-            return True
         allowed = {
             o.strip().rstrip("/").lower()
             for o in self.ctx.settings.mcp_allowed_origins.split(",")
             if o.strip()
         }
-        if "*" in allowed or origin.rstrip("/") in allowed:
-            return True
-        # The gateway's own origin (the web UI). Never "whatever the Host header says": a
-        # DNS-rebinding page has matching Host and Origin.
+        return "*" in allowed or origin in allowed or origin in self._own_origins()
+
+    def _own_origins(self) -> set[str]:
+        # Never "whatever the Host header says": a DNS-rebinding page has matching Host and Origin.
         own = {_origin_of(u) for u in (self.ctx.public_url, self.ctx.addresses.get("gateway")) if u}
-        return origin.rstrip("/") in own
+        bound = urlsplit(self.ctx.addresses.get("gateway", ""))
+        if bound.hostname in LOOPBACK_HOSTS and bound.port:
+            own |= {f"{bound.scheme}://{host}:{bound.port}" for host in LOOPBACK_ORIGIN_HOSTS}
+        return own
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from bzrk.api.access import queryable, visible_databases
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
 from bzrk.engine.request import DatabaseInfo, FieldInfo, SchemaProvider, TableInfo
 from bzrk.engine.timewindow import TimeExpressionError, now_ticks, parse_instant
@@ -86,7 +87,10 @@ async def _blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 async def list_databases(call: ToolCall) -> ToolOutcome:
-    databases = sorted(await _blocking(schema_provider(call).list_databases), key=lambda d: d.name)
+    listed = await _blocking(schema_provider(call).list_databases)
+    databases = sorted(
+        await visible_databases(call.app, call.principal, listed), key=lambda d: d.name
+    )
     items = [{"name": d.name, "id": d.id, "tables": list(d.tables)} for d in databases]
     lines = [f"{len(items)} database(s):"] + [
         f"- {d['name']}" + (f" (tables: {', '.join(d['tables'])})" if d["tables"] else "")
@@ -99,8 +103,7 @@ async def list_databases(call: ToolCall) -> ToolOutcome:
 LIST_DATABASES = Tool(
     name="list_databases",
     title="List databases",
-    description="List the databases this server holds, with their tables. Start here: "
-    + SCHEMA_FIRST,
+    description="List the databases you may query, with their tables. Start here: " + SCHEMA_FIRST,
     input_schema={"type": "object", "additionalProperties": False},
     output_schema=obj(
         {
@@ -126,6 +129,7 @@ LIST_DATABASES = Tool(
 
 async def list_tables(call: ToolCall) -> ToolOutcome:
     database = call.arguments["database"]
+    await call.check_database(database)
     tables = sorted(
         await _blocking(schema_provider(call).list_tables, database), key=lambda t: t.name
     )
@@ -189,6 +193,7 @@ LIST_TABLES = Tool(
 
 async def discover_fields(call: ToolCall) -> ToolOutcome:
     args = call.arguments
+    await call.check_database(args["database"])
     now = now_ticks()
     try:
         since_ticks = parse_instant(args.get("since") or "1h ago", now_ticks=now)
@@ -303,8 +308,15 @@ def _read_run(meta: MetaStore, run_id: str) -> dict[str, Any] | None:
 async def get_run(call: ToolCall) -> ToolOutcome:
     run_id = call.arguments["run_id"]
     row = await asyncio.to_thread(_read_run, call.app.meta, run_id)
-    visible = row is not None and (
-        row["principal"] == call.subject or (call.principal is not None and call.principal.is_admin)
+    # Owners by principal key (a user and a service principal may share a name); admins see
+    # every run. A run's result stays readable only while its database is.
+    visible = (
+        row is not None
+        and (
+            row["principal"] == call.principal_key
+            or (call.principal is not None and call.principal.is_admin)
+        )
+        and (await queryable(call.app, call.principal))(row["database"])
     )
     if row is None or not visible:
         # Someone else's run looks exactly like a missing one.

@@ -13,6 +13,7 @@ import contextlib
 import time
 from typing import Any
 
+from bzrk.api.commands import command_events, is_command
 from bzrk.api.mcp.protocol import logs_enabled
 from bzrk.api.mcp.results import Snapshot, SnapshotFolder, percent, table_json, table_text
 from bzrk.api.mcp.tooling import Tool, ToolCall, ToolError, ToolOutcome, obj
@@ -259,6 +260,7 @@ async def run_query(call: ToolCall) -> ToolOutcome:
     stop_when = args.get("stop_when")
     if stop_when is not None:
         check_stop_when(stop_when)
+    await call.check_database(args["database"])
     executor = call.app.executor
     if executor is None:
         raise ToolError("this server has no query executor", code="Unavailable")
@@ -271,7 +273,7 @@ async def run_query(call: ToolCall) -> ToolOutcome:
         timeout_ms=timeout_ms,
         stop_when=stop_when,
         limits=ResultLimits(max_rows=settings.query_max_result_rows),
-        principal=call.subject,
+        principal=call.principal_key,
         surface="mcp",
         client_request_id=str(call.envelope.id),
     )
@@ -279,7 +281,11 @@ async def run_query(call: ToolCall) -> ToolOutcome:
     reporter = Reporter(call)
     error: Error | None = None
     engine_overran = False
-    events = executor.execute(request)
+    events = (
+        command_events(call.app, call.principal, request.database, request.query, surface="mcp")
+        if call.principal is not None and is_command(request.query)
+        else executor.execute(request)
+    )
     try:
         async with asyncio.timeout(timeout_ms / 1000 + ENGINE_GRACE_S):
             # A snapshot is reported with the coverage of the Progress that follows it.

@@ -50,8 +50,17 @@ class ToolCall:
     notify: Notify
 
     @property
-    def subject(self) -> str:
-        return self.principal.subject if self.principal else ""
+    def principal_key(self) -> str:
+        """The caller's principal key (``user:<id>`` / ``sp:<id>``): what runs are owned by."""
+        return self.principal.key if self.principal else ""
+
+    async def check_database(self, database: str) -> None:
+        """Refuse, as a tool error coded ``AccessDenied``, a database the caller may not query."""
+        from bzrk.api.access import ACCESS_DENIED, refusal
+
+        denied = await refusal(self.app, self.principal, database, surface="mcp")
+        if denied is not None:
+            raise ToolError(denied.message, code=ACCESS_DENIED)
 
 
 @dataclass
@@ -77,6 +86,9 @@ class Tool:
     streams: bool = False
     # Client capabilities a call needs (checked against the request's clientCapabilities).
     required_capabilities: dict[str, Any] | None = None
+    # Tool annotations: whether a call changes nothing, and whether it deletes.
+    read_only: bool = True
+    destructive: bool = False
     validator: Draft202012Validator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -100,8 +112,8 @@ class Tool:
             **listing,
             "annotations": {
                 "title": self.title,
-                "readOnlyHint": True,
-                "destructiveHint": False,
+                "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive,
                 "idempotentHint": self.name != "query",
                 "openWorldHint": False,
             },

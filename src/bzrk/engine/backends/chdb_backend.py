@@ -1,25 +1,37 @@
-"""Embedded ClickHouse (chDB): one data path per process, one connection per thread.
+"""Embedded ClickHouse (chDB): one data path per process.
 
 chDB refuses a second data path in the same process (even ``:memory:``) and a second process
 on the same path, so the process that owns the store owns this backend. The Python API cannot
 set a query id, so every SELECT carries a marker comment that :meth:`ChdbBackend.kill` finds
 in ``system.processes``.
+
+Queries are read-only, enforced by ClickHouse rather than by the compiler alone: each query
+runs on a connection opened with ``readonly=1`` and bzrk's settings in its connection string
+(``path?readonly=1&max_execution_time=…``). In that mode ClickHouse refuses every write and
+every change of a setting, so query text cannot change ``readonly`` or any limit bzrk set (a
+``SETTINGS`` clause the compiler never writes is refused as a change). Such connections are
+kept per thread and per set of settings (see :meth:`ChdbBackend._readonly_kept`); streams get
+one of their own. Writes (DDL, inserts) go through :meth:`ChdbBackend.execute` and
+:meth:`ChdbBackend.insert_arrow` on ordinary connections, one per thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import chdb
 import pyarrow as pa
 
 from bzrk.engine.backends.base import QuerySettings, ScanStats
-from bzrk.engine.errors import map_backend_errors
+from bzrk.engine.errors import BackendError, map_backend_errors
 
 _QID_MARKER = "bzrk_qid:"
 # Rows per block of a streamed result: chDB buffers a fixed number of blocks ahead of the reader.
@@ -27,6 +39,43 @@ STREAM_BLOCK_ROWS = 8192
 
 _open_path: str | None = None
 _open_lock = threading.Lock()
+
+
+# Read-only connections kept per thread, each for one set of settings (least recent go first).
+KEPT_READONLY_CONNECTIONS = 4
+_SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_SETTING_VALUE = re.compile(r"^[A-Za-z0-9_.\-]*$")
+READONLY = 164  # ClickHouse's READONLY error code
+READONLY_MESSAGE = "the query tried to write data or to change a setting, and queries run read-only"
+
+
+def _readonly_url(path: str, settings: QuerySettings | None, extra: dict[str, Any]) -> str:
+    """The connection string of a read-only query connection with bzrk's own settings."""
+    pairs: dict[str, Any] = {**(settings.as_clickhouse() if settings else {}), **extra}
+    parts = ["readonly=1"]
+    for key, value in pairs.items():
+        text = str(int(value)) if isinstance(value, bool) else str(value)
+        if not _SETTING_NAME.match(key) or key == "readonly" or not _SETTING_VALUE.match(text):
+            raise ValueError(f"bad setting {key!r}={value!r}")
+        parts.append(f"{key}={quote(text)}")
+    return f"{path}?{'&'.join(parts)}"
+
+
+@contextlib.contextmanager
+def _readonly_errors(query_id: str | None) -> Iterator[None]:
+    """Backend errors, with ClickHouse's READONLY refusal told in bzrk's words."""
+    try:
+        with map_backend_errors(query_id):
+            yield
+    except BackendError as exc:
+        # A streamed statement that is not a query (INSERT, ALTER…) is refused before readonly
+        # is even consulted; to the caller it is the same refusal.
+        not_a_query = exc.clickhouse_code == 36 and "Streaming query is not supported" in str(exc)
+        if exc.clickhouse_code == READONLY or not_a_query:
+            raise BackendError(
+                READONLY_MESSAGE, clickhouse_code=READONLY, query_id=query_id
+            ) from exc
+        raise
 
 
 def _settings_clause(settings: QuerySettings | None) -> str:
@@ -110,26 +159,71 @@ class ChdbBackend:
     def execute(self, sql: str, *, settings: QuerySettings | None = None) -> None:
         self._run(sql + _settings_clause(settings), "CSV", None)
 
+    @contextlib.contextmanager
+    def _readonly(self, settings: QuerySettings | None, **extra: Any) -> Iterator[chdb.Connection]:
+        """A connection of its own: ``readonly=1`` with bzrk's settings, closed after."""
+        conn = chdb.connect(_readonly_url(self.path, settings, extra))
+        try:
+            yield conn
+        finally:
+            with contextlib.suppress(Exception):  # closing is best effort
+                conn.close()
+
+    @contextlib.contextmanager
+    def _readonly_kept(self, settings: QuerySettings | None) -> Iterator[chdb.Connection]:
+        """A read-only connection with exactly these settings, kept per thread for reuse.
+
+        Reuse is safe because a ``readonly=1`` session cannot change: ``SET`` and temporary
+        tables are refused in it, so it answers the next query exactly as configured. Opening
+        one costs ~0.3-0.5 ms on this machine, a reused one nothing; queries with the same
+        settings (all but deadline-bound ones) reuse theirs. A connection that saw an error is
+        closed (chDB 4.4 leaves a failed query's bytes in it).
+        """
+        url = _readonly_url(self.path, settings, {})
+        kept: OrderedDict[str, chdb.Connection] | None = getattr(self._local, "readonly", None)
+        if kept is None:
+            kept = self._local.readonly = OrderedDict()
+        conn = kept.pop(url, None)
+        if conn is None:
+            conn = chdb.connect(url)
+            with self._connections_lock:
+                self._connections.append(conn)
+        try:
+            yield conn
+        except BaseException:
+            self._forget(conn)
+            raise
+        kept[url] = conn
+        while len(kept) > KEPT_READONLY_CONNECTIONS:
+            self._forget(kept.popitem(last=False)[1])
+
+    def _forget(self, conn: chdb.Connection) -> None:
+        with self._connections_lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with contextlib.suppress(Exception):  # broken or evicted: the next query opens another
+            conn.close()
+
     def query_arrow(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
     ) -> pa.Table:
-        result: pa.Table = self._run(
-            _tag(sql, query_id) + _settings_clause(settings), "ArrowTable", query_id
-        )
+        with self._readonly_kept(settings) as conn, _readonly_errors(query_id):
+            result: pa.Table = conn.query(_tag(sql, query_id), "ArrowTable")
         return result
 
     def query_arrow_stats(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
     ) -> tuple[pa.Table, ScanStats]:
         """Like :meth:`query_arrow`, plus what the query read from storage."""
-        result = self._run(_tag(sql, query_id) + _settings_clause(settings), "Arrow", query_id)
-        payload = result.bytes()
+        with self._readonly_kept(settings) as conn, _readonly_errors(query_id):
+            result = conn.query(_tag(sql, query_id), "Arrow")
+            payload = result.bytes()
+            stats = ScanStats(
+                rows_read=int(result.storage_rows_read()),
+                bytes_read=int(result.storage_bytes_read()),
+                elapsed_ns=int(result.elapsed() * 1e9),
+            )
         table = pa.ipc.open_file(pa.py_buffer(payload)).read_all()
-        stats = ScanStats(
-            rows_read=int(result.storage_rows_read()),
-            bytes_read=int(result.storage_bytes_read()),
-            elapsed_ns=int(result.elapsed() * 1e9),
-        )
         return table, stats
 
     def stream_arrow(
@@ -145,25 +239,24 @@ class ChdbBackend:
         With ``stats``, what each block cost in storage reads is appended to it.
 
         chDB's streaming cursor holds its connection until the stream ends, so the stream gets a
-        dedicated connection (closed when the generator is), and the caller may pull blocks from
-        any thread. The first block arrives before the query ends, and closing early stops the
-        query; chDB 4.4 does not apply back-pressure, though: it keeps producing blocks ahead of
-        a slow reader. What it holds ahead is a fixed number of blocks, so the stream reads with
-        small blocks (``STREAM_BLOCK_ROWS``) unless the settings name ``max_block_size``. Measured
-        with 650-byte rows: peak RSS grows ~80 MB at 8,192-row blocks whether the result is 210 MB
-        or 860 MB, against ~300 MB at 32,768 and ~480 MB at the default 65,409; a GROUP BY over
-        20 M MergeTree rows runs no slower with the smaller blocks.
+        dedicated (read-only) connection, closed when the generator is, and the caller may pull
+        blocks from any thread. The first block arrives before the query ends, and closing early
+        stops the query; chDB 4.4 does not apply back-pressure, though: it keeps producing blocks
+        ahead of a slow reader. What it holds ahead is a fixed number of blocks, so the stream
+        reads with small blocks (``STREAM_BLOCK_ROWS``) unless the settings name
+        ``max_block_size``. Measured with 650-byte rows: peak RSS grows ~80 MB at 8,192-row
+        blocks whether the result is 210 MB or 860 MB, against ~300 MB at 32,768 and ~480 MB at
+        the default 65,409; a GROUP BY over 20 M MergeTree rows runs no slower with the smaller
+        blocks.
         """
-        clause = _settings_clause(settings)
-        if settings is None or "max_block_size" not in settings.extra:
-            clause += (", " if clause else " SETTINGS ") + f"max_block_size = {STREAM_BLOCK_ROWS}"
-        conn = chdb.connect(self.path)
-        try:
-            with map_backend_errors(query_id):
-                stream = conn.send_query(_tag(sql, query_id) + clause, "Arrow")
+        named = settings is not None and "max_block_size" in settings.extra
+        extra = {} if named else {"max_block_size": STREAM_BLOCK_ROWS}
+        with self._readonly(settings, **extra) as conn:
+            with _readonly_errors(query_id):
+                stream = conn.send_query(_tag(sql, query_id), "Arrow")
             try:
                 while True:
-                    with map_backend_errors(query_id):
+                    with _readonly_errors(query_id):
                         chunk = stream.fetch()
                     payload = chunk.bytes() if chunk is not None else b""
                     if stats is not None and chunk is not None:
@@ -178,9 +271,6 @@ class ChdbBackend:
             finally:
                 with contextlib.suppress(Exception):
                     stream.close()
-        finally:
-            with contextlib.suppress(Exception):
-                conn.close()
 
     def insert_arrow(self, table: str, data: pa.Table) -> None:
         sink = io.BytesIO()

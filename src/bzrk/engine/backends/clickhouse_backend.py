@@ -3,6 +3,13 @@
 Same interface as :class:`bzrk.engine.backends.chdb_backend.ChdbBackend`; per-query settings
 travel as HTTP settings and every query gets a real ClickHouse ``query_id``, so
 :meth:`ClickHouseBackend.kill` is an exact ``KILL QUERY WHERE query_id = …``.
+
+Queries (``query_arrow``, ``stream_arrow``) carry ``readonly=2``: the server refuses writes and
+any change of ``readonly`` while bzrk's own per-query settings still apply. Unlike chDB's
+``readonly=1`` connections this does not stop query text from changing *other* settings; a
+deployment that wants that gives bzrk's ClickHouse user a profile with ``readonly=1`` and
+``changeable_in_readonly`` constraints on bzrk's settings (docs/auth.md shows one). This
+backend is not exercised against a server in this repository's tests.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ import pyarrow as pa
 from bzrk.engine.backends.base import QuerySettings
 from bzrk.engine.errors import BackendUnavailable, map_backend_errors
 from bzrk.engine.sql import quote_string
+
+# Reads only, readonly itself fixed; other settings stay changeable (bzrk sends its own).
+READONLY_QUERIES = 2
 
 
 class ClickHouseBackend:
@@ -68,6 +78,15 @@ class ClickHouseBackend:
     def _settings(settings: QuerySettings | None) -> dict[str, Any]:
         return dict((settings or QuerySettings()).as_clickhouse())
 
+    @classmethod
+    def _query_settings(
+        cls, settings: QuerySettings | None, query_id: str | None
+    ) -> dict[str, Any]:
+        values = cls._settings(settings)
+        values["readonly"] = READONLY_QUERIES
+        values["query_id"] = query_id or uuid.uuid4().hex
+        return values
+
     def execute(self, sql: str, *, settings: QuerySettings | None = None) -> None:
         with map_backend_errors(None):
             self._client().command(sql, settings=self._settings(settings))
@@ -75,16 +94,14 @@ class ClickHouseBackend:
     def query_arrow(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
     ) -> pa.Table:
-        query_settings = self._settings(settings)
-        query_settings["query_id"] = query_id or uuid.uuid4().hex
+        query_settings = self._query_settings(settings, query_id)
         with map_backend_errors(query_id):
             return self._client().query_arrow(sql, settings=query_settings)
 
     def stream_arrow(
         self, sql: str, *, settings: QuerySettings | None = None, query_id: str | None = None
     ) -> Iterator[pa.RecordBatch]:
-        query_settings = self._settings(settings)
-        query_settings["query_id"] = query_id or uuid.uuid4().hex
+        query_settings = self._query_settings(settings, query_id)
         with map_backend_errors(query_id):
             stream = self._client().query_arrow_stream(sql, settings=query_settings)
             with stream:

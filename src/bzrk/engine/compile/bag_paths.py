@@ -60,7 +60,7 @@ class PathColumns:
 
 
 # KQL's string of a nullable string column (no null string in KQL); a filter comparing it with
-# non-empty text reads the column as it is (compile/query.py, filter_form).
+# non-empty text reads the column as it is (operators/where.py, filter_form).
 EMPTY_WHEN_NULL = "ifNull({0}, '')"
 
 
@@ -119,6 +119,23 @@ class PathText(S.Template):
             [*arguments, columns.strings_only],
         )
 
+    def as_stored(self, kind: str) -> S.Expr | None:
+        """The value when it is stored as ``kind`` (see ``typed.stored_value``), else NULL."""
+        columns = self.columns
+        if columns is None:
+            return None
+        leaf = S.Col(columns.leaf)
+        if columns.sub is None:
+            typed_kind = _TYPED_KINDS.get(_bare_type(columns.typed or ""))
+            if typed_kind is None:
+                return None
+            if typed_kind == kind:
+                return leaf
+            if kind == "real" and typed_kind == "long":
+                return S.Template("toFloat64({0})", [leaf])
+            return S.Template("CAST(NULL, 'Nullable(String)')" if kind == "string" else "NULL")
+        return S.Template(_STORED_VARIANTS[kind], [leaf])
+
     def as_scalar(self, kql_type: str, from_text: Callable[[S.Expr], S.Expr]) -> S.Expr | None:
         """The value converted to a number (``from_text`` converts KQL's string form), or None.
 
@@ -161,6 +178,31 @@ _INT64 = "dynamicElement({0}, 'Int64')"
 _UINT64 = "dynamicElement({0}, 'UInt64')"
 _FLOAT64 = "dynamicElement({0}, 'Float64')"
 _STRING = "dynamicElement({0}, 'String')"
+
+
+# A variant of a path's Dynamic value read as one kind, NULL for every other variant.
+_STORED_VARIANTS = {
+    "string": _STRING,
+    "real": f"coalesce({_FLOAT64}, toFloat64({_INT64}), toFloat64({_UINT64}))",
+    "long": f"coalesce({_INT64}, accurateCastOrNull({_UINT64}, 'Int64'))",
+    "bool": "dynamicElement({0}, 'Bool')",
+}
+# The kind of a typed path's ClickHouse type (see as_stored).
+_TYPED_KINDS = {
+    "String": "string",
+    "Int8": "long", "Int16": "long", "Int32": "long", "Int64": "long",
+    "UInt8": "long", "UInt16": "long", "UInt32": "long",
+    "Float32": "real", "Float64": "real",
+    "Bool": "bool",
+}  # fmt: skip
+
+
+def _bare_type(ch_type: str) -> str:
+    """``LowCardinality(Nullable(String))`` → ``String``."""
+    for wrapper in ("LowCardinality(", "Nullable("):
+        if ch_type.startswith(wrapper):
+            ch_type = ch_type[len(wrapper) : -1]
+    return ch_type
 
 
 def _value_text(absent: str) -> str:
@@ -213,14 +255,26 @@ def index_key(index: K.Expr) -> Path | None:
 
 def collect_paths(query: K.Node) -> dict[str, set[Path]]:
     """Every constant path the query names, by root name (``{"resource": {("service",
-    "name"), ("service",)}}``); prefixes included, since chains compile step by step."""
+    "name"), ("service",)}}``); prefixes included, since chains compile step by step.
+
+    Every plain name may also be an unknown one that permissive resolution reads from
+    ``$raw`` (``where level == "INFO"`` is ``$raw.level``): those go under :data:`PERMISSIVE`.
+    """
     found: dict[str, set[Path]] = {}
     for node in query.walk():
         if isinstance(node, K.Member | K.Index):
             chain = _chain(node)  # type: ignore[arg-type]
             if chain is not None and chain[1]:
                 found.setdefault(chain[0], set()).add(chain[1])
+                if not chain[0].startswith("$"):
+                    found.setdefault(PERMISSIVE, set()).add((chain[0], *chain[1]))
+        elif isinstance(node, K.NameRef) and not node.name.startswith("$"):
+            found.setdefault(PERMISSIVE, set()).add((node.name,))
     return found
+
+
+# Where collect_paths files the paths of names that may resolve into $raw (no name spells it).
+PERMISSIVE = "$raw?"
 
 
 # --- the table read --------------------------------------------------------------------------
@@ -228,7 +282,7 @@ def collect_paths(query: K.Node) -> dict[str, set[Path]]:
 
 def _subcolumn(column: str, path: Path, *, sub: bool = False) -> S.Expr:
     keys = ".".join(S.quote_identifier(k) for k in path)
-    return S.Template(f"{S.quote_identifier(column)}.{'^' if sub else ''}{keys}")
+    return S.Template(S.in_template(f"{S.quote_identifier(column)}.{'^' if sub else ''}{keys}"))
 
 
 def _registry_holds(registry: str, column: str, condition: str, value: str) -> S.Expr:
@@ -264,44 +318,118 @@ def holds_only(registry: str, column: str, path: Path, types: Sequence[str]) -> 
     return S.Template("NOT {0}", [other])
 
 
+# The whole-record column of a stored table (storage/schema.py: an ALIAS casting every column
+# to one JSON object, costly per row). Its fields are the table's columns, so a path of it reads
+# the column (or the bag path) it was made from, with the same JSON text.
+RAW = "$raw"
+# How a scalar column reads as a field of ``$raw``: a typed path (strings convert natively).
+_RAW_SCALAR = {"string": "Nullable(String)"}
+
+
 def table_paths(
     bags: Mapping[str, Mapping[str, str]],
     wanted: Mapping[str, set[Path]],
     registry: str | None = None,
+    columns: Sequence[tuple[str, str]] = (),
+    table: str | None = None,
 ) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
     """Hidden select items for the wanted paths of a table's JSON columns, and their map.
 
     ``bags`` maps each JSON column to its declared typed paths (``{"service.name":
     "LowCardinality(Nullable(String))"}``); with the table's path ``registry``, a sub-object is
-    read only when a stored path lies under the path.
+    read only when a stored path lies under the path. With the table's ``columns`` (name, KQL
+    type) and name, paths of ``$raw`` read the stored column or bag path they name instead of
+    ``$raw``.
     """
     items: list[tuple[S.Expr, str]] = []
     result: dict[str, BagPaths] = {}
     counter = 0
+
+    def add(column: str, path: Path, typed: str | None) -> PathColumns:
+        nonlocal counter
+        leaf, sub = f"$bag_{counter}", f"$bagsub_{counter}"
+        counter += 1
+        items.append((_subcolumn(column, path), leaf))
+        if typed is None:
+            items.append((_subcolumn(column, path, sub=True), sub))
+        if registry and not typed:
+            return PathColumns(
+                leaf,
+                sub,
+                None,
+                has_children(registry, column, path),
+                holds_only(registry, column, path, ("String",)),
+                holds_only(registry, column, path, NUMBER_TYPES),
+            )
+        return PathColumns(leaf, None if typed else sub, typed)
+
     for column, typed_paths in bags.items():
         paths = sorted(wanted.get(column, ()))[:MAX_PATHS_PER_BAG]
-        mapping: dict[Path, PathColumns] = {}
-        for path in paths:
-            leaf, sub = f"$bag_{counter}", f"$bagsub_{counter}"
-            counter += 1
-            typed = typed_paths.get(".".join(path))
-            items.append((_subcolumn(column, path), leaf))
-            if typed is None:
-                items.append((_subcolumn(column, path, sub=True), sub))
-            if registry and not typed:
-                mapping[path] = PathColumns(
-                    leaf,
-                    sub,
-                    None,
-                    has_children(registry, column, path),
-                    holds_only(registry, column, path, ("String",)),
-                    holds_only(registry, column, path, NUMBER_TYPES),
-                )
-            else:
-                mapping[path] = PathColumns(leaf, None if typed else sub, typed)
+        mapping = {path: add(column, path, typed_paths.get(".".join(path))) for path in paths}
         if mapping:
             result[column] = mapping
+    # Only a bzrk table (it has bags) has the ``$raw`` of storage/schema.py.
+    raw = (
+        _raw_paths(
+            bags, wanted.get(RAW, set()), wanted.get(PERMISSIVE, set()), columns, table, add, items
+        )
+        if bags
+        else {}
+    )
+    if raw:
+        result[RAW] = raw
     return items, result
+
+
+def _raw_paths(
+    bags: Mapping[str, Mapping[str, str]],
+    wanted: set[Path],
+    permissive: set[Path],
+    columns: Sequence[tuple[str, str]],
+    table: str | None,
+    add: Callable[[str, Path, str | None], PathColumns],
+    items: list[tuple[S.Expr, str]],
+) -> dict[Path, PathColumns]:
+    """``$raw.severity_text`` as the column, ``$raw.attributes["k"]`` as the bag path.
+
+    A field absent from the record is null either way (``$raw`` omits it, the column is NULL);
+    ``$raw.attributes`` alone is the bag's text, null when the bag is empty, as ``$raw`` omits
+    an empty bag. Other fields keep the general form: a column of another type, a name that is
+    no column, and a bag with typed paths alone (its text shows an absent typed path as null,
+    where ``$raw`` omits it).
+    """
+    stored = dict(columns)
+    mapping: dict[Path, PathColumns] = {}
+    for path in sorted(wanted)[:MAX_PATHS_PER_BAG]:
+        head, rest = path[0], path[1:]
+        if head in bags and rest:
+            mapping[path] = add(head, rest, bags[head].get(".".join(rest)))
+        elif head in bags and not bags[head] and table is not None:
+            # The whole bag: no value of its own (NULL), the bag as the sub-object under it
+            # (qualified: the table read names its JSON text after the bag).
+            leaf, sub = f"$rawbag_{len(items)}", f"$rawbagsub_{len(items)}"
+            items.append((S.Template("CAST(NULL, 'Dynamic')"), leaf))
+            items.append((S.Col(head, table), sub))
+            mapping[path] = PathColumns(leaf, sub)
+        elif not rest and stored.get(head) in _RAW_SCALAR:
+            leaf = f"$rawcol_{len(items)}"
+            items.append((S.Col(head), leaf))
+            mapping[path] = PathColumns(leaf, None, _RAW_SCALAR[stored[head]])
+        elif head not in stored:
+            mapping[path] = _absent_field(items)
+    # A name that is no column is no field of the record either ($raw is made of the columns):
+    # permissive resolution reads it as null without building the record.
+    unknown = sorted(p for p in permissive if p[0] not in stored and p not in mapping)
+    for path in unknown[:MAX_PATHS_PER_BAG]:
+        mapping[path] = _absent_field(items)
+    return mapping
+
+
+def _absent_field(items: list[tuple[S.Expr, str]]) -> PathColumns:
+    """A field ``$raw`` never has: a typed NULL leaf, read as null by every consumer."""
+    leaf = f"$rawnone_{len(items)}"
+    items.append((S.Template("CAST(NULL, 'Nullable(String)')"), leaf))
+    return PathColumns(leaf, None, "Nullable(String)")
 
 
 # --- through the operators -----------------------------------------------------------------
@@ -337,6 +465,7 @@ def carry(
 
 def member(base_sql: S.Expr, keys: Path) -> PathText | None:
     """``base.keys`` as a native path, when ``base`` is a carried bag or path; else None."""
+    prefix: tuple[str, ...]
     if isinstance(base_sql, NativeBag):
         paths, prefix = base_sql.paths, ()
     elif isinstance(base_sql, PathText):

@@ -7,30 +7,23 @@ import itertools
 from bzrk.kql import syntax as K
 
 
-def _expr_name(node: K.Expr) -> str | None:
+def expr_name(node: K.Expr) -> str | None:
     if isinstance(node, K.NameRef):
         return node.name
     if isinstance(node, K.Member):
-        inner = _expr_name(node.target)
+        inner = expr_name(node.target)
         return f"{inner}_{node.name}" if inner else None
     if isinstance(node, K.Index):
-        inner = _expr_name(node.target)
+        inner = expr_name(node.target)
         if inner and isinstance(node.index, K.Literal) and isinstance(node.index.value, str):
             return f"{inner}_{node.index.value}"
         return None
     if isinstance(node, K.Paren):
-        return _expr_name(node.expr)
+        return expr_name(node.expr)
     return None
 
 
-def _auto_name(node: K.Expr, index: int, used: set[str], fallback: str) -> str:
-    name = _expr_name(node)
-    if name is None:
-        name = fallback
-    return name
-
-
-def _unique(name: str, used: set[str]) -> str:
+def unique_name(name: str, used: set[str]) -> str:
     if name not in used:
         return name
     for i in itertools.count(1):

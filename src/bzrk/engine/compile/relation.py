@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths
-from bzrk.engine.compile.expressions import Scope
 from bzrk.engine.compile.summarize_budget import SummarizeBudget
-from bzrk.engine.compile.typed import Typed
 from bzrk.engine.events import Column, Visualization
 from bzrk.kql import syntax as K
 
@@ -29,10 +26,8 @@ class Relation:
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)
 
-    def scope(self, lets: dict[str, Any]) -> Scope:
-        return Scope(columns={n: Typed(self._column(n), t) for n, t in self.columns}, lets=lets)
-
-    def _column(self, name: str) -> S.Col:
+    def column(self, name: str) -> S.Col:
+        """How a reader spells column ``name`` (a bag with native paths carries them along)."""
         paths = self.bags.get(name)
         return S.Col(name) if paths is None else bag_paths.NativeBag(name, paths=paths)
 
@@ -49,6 +44,9 @@ class TableSource:
     # The table's JSON path registry (storage/json_paths.py: columns `bag`, `json_path`),
     # quoted and qualified; None reads every path's sub-object.
     path_registry: str | None = None
+    # How each column stores a record's absent field (storage/schema.py ABSENCE): "null",
+    # "[]", "{}", "never", or a sentinel such as "''". KQL reads every one of them as null.
+    absent: dict[str, str] = field(default_factory=dict)
 
 
 class TableResolver:
@@ -56,6 +54,10 @@ class TableResolver:
 
     def resolve(self, name: str) -> TableSource | None:
         return None
+
+
+# A request's event-time window in 100 ns ticks since the Unix epoch: [start, end).
+QueryWindow = tuple[int, int]
 
 
 @dataclass
@@ -83,6 +85,11 @@ class CompiledQuery:
     visualization: Visualization | None = None
     # Every summarize under a memory budget (only when the compiler was given a BudgetPolicy).
     budgets: list[SummarizeBudget] = field(default_factory=list)
+    # Whether the SQL depends on the request's time window (bin_auto sizes its bins from it,
+    # make-series without from/to spans it), and the window it was compiled for then: such a
+    # plan serves only requests over the same window.
+    window_dependent: bool = False
+    window: QueryWindow | None = None
 
     def bounded(self, bounds: str | None) -> CompiledQuery:
         """This query with every stored-table read limited to ``bounds``."""

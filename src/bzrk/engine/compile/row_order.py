@@ -12,33 +12,33 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile.typed import T, cast_to
 
 if TYPE_CHECKING:
-    from bzrk.engine.compile.query import QueryCompiler
+    from bzrk.engine.compile.context import CompileContext
     from bzrk.engine.compile.relation import Relation
     from bzrk.kql import syntax as K
 
 
-def _numbered(qc: QueryCompiler, relation: Relation) -> Relation:
+def numbered(ctx: CompileContext, relation: Relation) -> Relation:
     if any(n == "__rn" for n, _ in relation.columns):
         return relation
     columns = [(S.Col(n), n) for n, _ in relation.columns] + [(T("rowNumberInAllBlocks()"), "__rn")]
-    return qc._select(relation, columns, [*relation.columns, ("__rn", "long")])
+    return ctx.select(relation, columns, [*relation.columns, ("__rn", "long")])
 
 
-def _strip_rn(qc: QueryCompiler, relation: Relation) -> Relation:
+def strip_rn(ctx: CompileContext, relation: Relation) -> Relation:
     if not any(n == "__rn" for n, _ in relation.columns):
         return relation
     keep = [(n, t) for n, t in relation.columns if n != "__rn"]
-    return qc._select(
+    return ctx.select(
         relation, [(S.Col(n), n) for n, _ in keep], keep, order_by=[(S.Col("__rn"), False, False)]
     )
 
 
-def _partition(qc: QueryCompiler, relation: Relation) -> str | None:
+def partition_column(ctx: CompileContext, relation: Relation) -> str | None:
     """The row-id column of an enclosing mv-apply, when this relation still carries it."""
-    part = qc.partition
+    part = ctx.partition
     return part if part and any(n == part for n, _ in relation.columns) else None
 
 
-def _count_value(qc: QueryCompiler, node: K.Expr) -> S.Expr:
-    value = qc.expr(None, node)
+def count_value(ctx: CompileContext, node: K.Expr) -> S.Expr:
+    value = ctx.expr(None, node)
     return T("toUInt64(greatest({0}, 0))", cast_to(value, "long").sql)

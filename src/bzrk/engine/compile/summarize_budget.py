@@ -29,7 +29,7 @@ from bzrk.engine.compile.typed import T
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
-    from bzrk.engine.compile.query import QueryCompiler, Relation
+    from bzrk.engine.compile.relation import Relation
 
 MODES = ("sample", "heaviest")
 
@@ -161,16 +161,16 @@ def group_bytes(key_types: list[str], aggregates: tuple[K.NamedExpr, ...]) -> in
 
 
 def series_filter(
-    qc: QueryCompiler,
+    policy: BudgetPolicy | None,
+    budgets: list[SummarizeBudget],
     op: K.Summarize,
     relation: Relation,
     keys: list[tuple[str, S.Expr, str]],
 ) -> S.Expr | None:
-    """Record ``op``'s budget on ``qc``; under a reduction, the filter keeping whole series.
+    """Record ``op``'s budget in ``budgets``; under a reduction, the filter keeping whole series.
 
     ``keys`` are the `by` keys as (output name, SQL over ``relation``'s rows, KQL type).
     """
-    policy: BudgetPolicy | None = getattr(qc, "budget_policy", None)
     if policy is None or not keys:
         return None
     budget, mode = _params(op, policy.default_bytes)
@@ -185,7 +185,7 @@ def series_filter(
         start=op.span.start,
         end=op.span.end,
     )
-    qc.budgets.append(entry)
+    budgets.append(entry)
     if policy.reduction is None or not series:
         return None
     shift = policy.reduction.shift

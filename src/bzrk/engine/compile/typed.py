@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.bag_paths import PathText
+from bzrk.engine.compile.bag_paths import EMPTY_WHEN_NULL, PathText
 from bzrk.engine.types import clickhouse_type
 
 DT = "DateTime64(7, 'UTC')"
@@ -127,11 +127,47 @@ _DYNAMIC_TEXT = (
 )
 
 
+def string_text(x: S.Expr) -> S.Expr:
+    """A string's text for a KQL string function: an absent (NULL) string reads as ``''``.
+
+    Only stored fields are ever absent (issue 20); ``ifNull`` of a column that cannot be NULL
+    costs nothing (ClickHouse returns the column as it is).
+    """
+    if isinstance(x, S.Lit) or (isinstance(x, S.Template) and x.text == EMPTY_WHEN_NULL):
+        return x
+    return S.Template(EMPTY_WHEN_NULL, [x])
+
+
+def unwrap_text(x: S.Expr) -> S.Expr:
+    """``x`` without the ``ifNull(…, '')`` :func:`string_text` put around it."""
+    while isinstance(x, S.Template) and x.text == EMPTY_WHEN_NULL:
+        x = x.args[0]
+    return x
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered(S.Template):
+    """A predicate with a second form for ``WHERE`` (see ``operators/where.py``, filter_form).
+
+    Renders as its value (``args[0]``). ``in_filter`` is the same test on the stored column as
+    it is, for a predicate that is false on ``''``: on an absent (NULL) field it gives NULL
+    where the value gives false, which drops the row all the same in a filter, and ClickHouse's
+    primary-key and skip-index analysis can read it (``hasToken(lower(body), 'x')`` is what the
+    text index answers; ``hasToken(lower(ifNull(body, '')), 'x')`` is not).
+    """
+
+    in_filter: S.Expr | None = None
+
+    @classmethod
+    def of(cls, value: S.Expr, in_filter: S.Expr) -> S.Expr:
+        return value if in_filter == value else cls("{0}", [value], in_filter)
+
+
 def to_string(value: Typed) -> S.Expr:
     """KQL ``tostring``: never null, .NET spellings."""
     t, x = value.type, value.sql
     if t == "string":
-        return x
+        return string_text(x)
     if t == "datetime":
         return T(_DATETIME_TEXT, x)
     if t == "timespan":
@@ -188,6 +224,30 @@ def from_dynamic(x: S.Expr, kql_type: str) -> Typed:
         if native is not None:
             return Typed(native, kql_type)
     return _from_text(dynamic_string(x), kql_type)
+
+
+def stored_value(x: S.Expr, kind: str) -> S.Expr:
+    """A dynamic's value when it is stored as ``kind`` (``string``, ``real``, ``long``, ``bool``),
+    else NULL: no conversion, as Berserk compares dynamic values (``attributes.code == 500``
+    matches the number 500, not the string "500"; ``dynamic(2.5) == long(2)`` is false).
+
+    ``long`` is the value of an integer only (compare it exactly, and the ``real`` form for
+    the rest); ``real`` is every number as a double.
+    """
+    if isinstance(x, PathText):
+        native = x.as_stored(kind)
+        if native is not None:
+            return native
+    return T(_STORED_TEXT[kind], x)
+
+
+# JSON text of a value → the value when its JSON type is the kind's (JSONType is NULL for NULL).
+_STORED_TEXT = {
+    "string": "if(JSONType({0}) = 'String', JSONExtractString({0}), NULL)",
+    "real": "if(JSONType({0}) IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat({0}), NULL)",
+    "long": "if(JSONType({0}) = 'Int64', JSONExtractInt({0}), NULL)",
+    "bool": "if(JSONType({0}) = 'Bool', {0} = 'true', NULL)",
+}
 
 
 _SCALAR_FROM_TEXT = frozenset(

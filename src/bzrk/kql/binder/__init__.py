@@ -10,8 +10,16 @@ from bzrk.kql.diagnostics import KqlError, SourceText, too_deep
 from bzrk.kql.symbols import GlobalState
 
 
-def bind(query: syntax.Query, globals: GlobalState, text: str = "") -> BoundQuery:
+def bind(
+    query: syntax.Query, globals: GlobalState, text: str = "", deadline: float | None = None
+) -> BoundQuery:
     """Bind a parsed query against `globals`.
+
+    Args:
+        query: the parsed query.
+        globals: the tables and options it binds against.
+        text: the query text (for snippets in messages and locations).
+        deadline: a `time.monotonic()` instant; binding past it stops with `QueryTooComplex`.
 
     Raises:
         KqlError: the first semantic error (unknown name/function, wrong argument count, ...).
@@ -19,6 +27,7 @@ def bind(query: syntax.Query, globals: GlobalState, text: str = "") -> BoundQuer
     bound = BoundQuery(query, globals)
     binder = Binder(globals, bound)
     binder.text = text
+    binder.deadline = deadline
     try:
         binder.bind_query(query)
     except KqlError as err:

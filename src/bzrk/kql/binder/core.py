@@ -8,6 +8,7 @@ handlers in `binder/operators.py` (one per operator class). All results land in 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Union
@@ -30,6 +31,7 @@ from bzrk.kql.diagnostics import (
     not_scalar,
     not_tabular,
     too_deep,
+    too_slow,
     type_mismatch,
     unknown_function,
     unknown_name,
@@ -41,6 +43,7 @@ from bzrk.kql.symbols import (
     DYNAMIC,
     EMPTY_SCHEMA,
     LONG,
+    NUMERIC_TYPES,
     RAW_COLUMN,
     UNKNOWN,
     Column,
@@ -56,7 +59,11 @@ from bzrk.kql.symbols import (
 )
 
 Value = Union[str, TableSchema]  # a scalar type name or a tabular schema  # noqa: UP007
+# Nesting of expressions and operators the binder accepts; a chain of binary operators
+# (`1 + 1 + … + 1`) counts each operator as a level. Deeper input is `QueryTooComplex`.
 MAX_BIND_DEPTH = 300
+# The deadline is read every this many bound nodes.
+_DEADLINE_EVERY = 256
 SpecialBinder = Callable[["Binder", s.Call, "Ctx"], Value]
 
 _COMPARISON = frozenset({"==", "!=", "<>", "<", "<=", ">", ">=", "=~", "!~", "matches regex"})
@@ -83,6 +90,15 @@ class Binder:
         self.graphs: dict[int, tuple[TableSchema, TableSchema]] = {}
         self.graph_values: list[TableSchema] = []
         self.poisoned: set[str] = set()  # `let` names whose definition failed to bind
+        # A time.monotonic() instant past which binding stops (None: no deadline).
+        self.deadline: float | None = None
+        self.steps = 0
+        # A user function sees the names in scope where it is defined (lexical scope), so its
+        # body binds once per argument signature, not once per call site: a chain of
+        # functions each calling the previous one twice stays linear (it doubled per level).
+        self.closures: dict[UserFunctionSymbol, list[dict[str, Symbol]]] = {}
+        self.invocations: dict[tuple[object, ...], Value] = {}
+        self.call_depth = 0
 
     # --- scopes --------------------------------------------------------------------------
 
@@ -92,6 +108,13 @@ class Binder:
             if sym is not None:
                 return sym
         return None
+
+    def local_names(self) -> list[str]:
+        """The names the query declares (let, views, parameters) that are in scope here."""
+        seen: dict[str, None] = {}
+        for scope in self.scopes:
+            seen.update(dict.fromkeys(scope))
+        return list(seen)
 
     def declare(self, name: str, sym: Symbol) -> None:
         self.scopes[-1][name] = sym
@@ -123,7 +146,9 @@ class Binder:
         if isinstance(stmt, s.LetStatement):
             value = stmt.value
             if isinstance(value, s.Lambda):
-                self.declare(stmt.name, UserFunctionSymbol(stmt.name, value))
+                function = UserFunctionSymbol(stmt.name, value)
+                self.closures[function] = [dict(scope) for scope in self.scopes]
+                self.declare(stmt.name, function)
                 return None
             bound = self.bind(value, Ctx())
             if isinstance(bound, TableSchema):
@@ -157,6 +182,13 @@ class Binder:
         self.depth += 1
         if self.depth > MAX_BIND_DEPTH:
             raise too_deep().at(expr.span)
+        self.steps += 1
+        if (
+            self.deadline is not None
+            and self.steps % _DEADLINE_EVERY == 0
+            and time.monotonic() > self.deadline
+        ):
+            raise too_slow().at(expr.span)
         try:
             method = _EXPR_BINDERS.get(type(expr))
             if method is None:
@@ -318,6 +350,9 @@ class Binder:
         while isinstance(node, s.Binary):
             spine.append(node)
             node = node.left
+        if self.depth + len(spine) > MAX_BIND_DEPTH:
+            # the engine compiles (and ClickHouse analyses) such a chain as nested calls
+            raise too_deep().at(e.span)
         left = self.scalar(node, ctx)
         result: str = left
         for b in reversed(spine):
@@ -345,6 +380,8 @@ class Binder:
         self.scalar(e.left, ctx)
         for item in e.items:
             self.bind(item, Ctx(row=None) if _is_tabular_syntax(item) else ctx)
+        if e.op.lower() in _MEMBERSHIP:
+            _check_homogeneous_literals(e.items)
         return BOOL
 
     def _between(self, e: s.Between, ctx: Ctx) -> Value:
@@ -471,6 +508,12 @@ class Binder:
             return TableSchema((), opaque=True)
         self.scopes.append({})
         try:
+            # The body sees the pattern's arguments and path by their declared names.
+            declaration = sym.declaration
+            for param, arg in zip(declaration.params, call.args, strict=False):
+                self.declare(param.name, VariableSymbol(param.name, param.type, None, arg, "let"))
+            for param in declaration.path_params:
+                self.declare(param.name, VariableSymbol(param.name, param.type, None, None, "let"))
             if isinstance(chosen.body, s.Lambda):
                 result: Value = UNKNOWN
                 for stmt in chosen.body.body:
@@ -490,8 +533,7 @@ class Binder:
         ctx: Ctx,
         input_schema: TableSchema | None,
     ) -> Value:
-        decl = sym.declaration
-        params = decl.params
+        params = sym.declaration.params
         given = list(args)
         if input_schema is not None:
             given_types: list[Value] = [input_schema]
@@ -504,9 +546,34 @@ class Binder:
             raise wrong_argument_count(sym.name, len(given_types), required, len(params)).at(
                 site.span
             )
-        if len(self.scopes) > 64:
+        if self.call_depth > 64:
             raise too_deep().at(site.span)
-        self.scopes.append({})
+        expressions = _padded(given, input_schema)
+        key = (
+            sym,
+            *(_argument_key(self, v, a) for v, a in zip(given_types, expressions, strict=True)),
+        )
+        result = self.invocations.get(key)
+        if result is None:
+            result = self._bind_body(sym, given, given_types, input_schema)
+            self.invocations[key] = result
+        self.bound.calls[site] = CallInfo(
+            "user", None, None, result if isinstance(result, str) else "table", user=sym
+        )
+        return result
+
+    def _bind_body(
+        self,
+        sym: UserFunctionSymbol,
+        given: list[s.Expr],
+        given_types: list[Value],
+        input_schema: TableSchema | None,
+    ) -> Value:
+        """Bind ``sym``'s body for one argument signature, in the scope of its definition."""
+        params = sym.declaration.params
+        saved = self.scopes
+        self.scopes = [*self.closures.get(sym, saved), {}]
+        self.call_depth += 1
         try:
             for i, p in enumerate(params):
                 if i < len(given_types):
@@ -524,16 +591,29 @@ class Binder:
                     arg = given[i - offset] if 0 <= i - offset < len(given) else p.default
                     self.declare(p.name, VariableSymbol(p.name, ptype, None, arg, "parameter"))
             result: Value = UNKNOWN
-            for stmt in decl.body:
+            for stmt in sym.declaration.body:
                 r = self.bind_statement(stmt, top=False)
                 if r is not None:
                     result = r
+            return result
         finally:
-            self.scopes.pop()
-        self.bound.calls[site] = CallInfo(
-            "user", None, None, result if isinstance(result, str) else "table", user=sym
-        )
-        return result
+            self.scopes = saved
+            self.call_depth -= 1
+
+
+def _padded(given: list[s.Expr], input_schema: TableSchema | None) -> list[s.Expr | None]:
+    """The argument expressions aligned with the argument values (None for a piped input)."""
+    return [None, *given] if input_schema is not None else list(given)
+
+
+def _argument_key(b: Binder, value: Value, expr: s.Expr | None) -> object:
+    """What of one argument can change how a function body binds: its type or schema, and
+    its constant (a literal, or the symbol a name refers to: project-by-names reads it)."""
+    if isinstance(expr, s.Literal):
+        return (value, "literal", expr.type, repr(expr.value))
+    if isinstance(expr, s.NameRef):
+        return (value, "symbol", b.bound.symbols.get(expr))
+    return value
 
 
 class _Cascade(Exception):  # internal control flow; never escapes the binder
@@ -552,6 +632,30 @@ def _literal_string(expr: s.Expr) -> str | None:
     if isinstance(expr, s.Literal) and isinstance(expr.value, str):
         return expr.value
     return None
+
+
+_MEMBERSHIP = frozenset({"in", "!in", "in~", "!in~"})
+
+
+def _literal_family(t: str) -> str:
+    return "number" if t in NUMERIC_TYPES else t
+
+
+def _check_homogeneous_literals(items: tuple[s.Node, ...]) -> None:
+    """`x in (1, "a")` is an error: a list of constants is of one type (ints and reals are one
+    family; the vendor's scalar-operator page, and Kusto)."""
+    first: s.Literal | None = None
+    for item in items:
+        if not isinstance(item, s.Literal) or item.value is None or item.type == DYNAMIC:
+            continue
+        if first is None:
+            first = item
+        elif _literal_family(item.type) != _literal_family(first.type):
+            raise type_mismatch(
+                "The values of an 'in' list must be of one type",
+                first.type,
+                item.type,
+            ).at(item.span)
 
 
 def _is_tabular_syntax(expr: s.Expr) -> bool:

@@ -6,6 +6,7 @@ Each takes the binder, the operator and its input schema (None for a source oper
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -155,7 +156,9 @@ def _project_reorder(b: Binder, op: s.ProjectReorder, input: TableSchema) -> Tab
 
 def _summarize(b: Binder, op: s.Summarize, input: TableSchema) -> TableSchema:
     for p in op.params:
-        b.bind(p.value, Ctx())
+        # `hint.strategy=shuffle`, `hint.budget=max`: a bare name is the value itself
+        if not isinstance(p.value, s.NameRef):
+            b.bind(p.value, Ctx())
     by_cols = bind_items(b, op.by, input, mode="by")
     agg_cols = bind_aggregates(b, op.aggregates, input, taken={c.name for c in by_cols})
     return TableSchema(tuple(by_cols + agg_cols))
@@ -281,6 +284,12 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
                 for tab in db.tables:
                     if rx.match(tab.name):
                         schemas.append(tab.schema)
+            # let-bound tables and views of the query match the wildcard too
+            for name in b.local_names():
+                if rx.match(name):
+                    local = b.bind(dataclasses.replace(t, name=name), Ctx())
+                    if isinstance(local, TableSchema):
+                        schemas.append(local)
             continue
         try:
             schemas.append(b.tabular(t, Ctx()))

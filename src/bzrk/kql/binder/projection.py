@@ -25,6 +25,10 @@ def _next_column(taken: set[str], counter: list[int], prefix: str = "Column") ->
             return name
 
 
+# Where an item may name a column an earlier item of the same operator made.
+_SEES_EARLIER = frozenset({"project", "extend", "print"})
+
+
 def bind_items(
     b: Binder, items: tuple[s.NamedExpr, ...], input: TableSchema, mode: str
 ) -> list[Column]:
@@ -32,6 +36,7 @@ def bind_items(
     from bzrk.kql.binder.core import Ctx
 
     ctx = Ctx(row=input)
+    visible, inputs = list(input.columns), set(input.names)
     cols: list[Column] = []
     taken: set[str] = set(input.names) if mode == "extend" else set()
     produced: set[str] = set()
@@ -67,6 +72,12 @@ def bind_items(
                 n = unique_name(n, produced)
             produced.add(n)
             cols.append(Column(n, ty))
+            if mode in _SEES_EARLIER and n not in inputs:
+                # A later item sees this one (`extend a = x, b = a + 1`), except where it
+                # shadows an input column: there the input's column wins, as in the compiler
+                # (`extend x = x + 1, y = x` reads the input's x).
+                visible.append(Column(n, ty))
+                ctx = Ctx(row=TableSchema(tuple(visible), input.raw, input.opaque))
     return cols
 
 

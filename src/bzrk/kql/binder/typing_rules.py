@@ -133,7 +133,14 @@ def first_mismatch(sig: Signature, args: list[str]) -> tuple[int, Parameter] | N
     for i, (p, a) in enumerate(zip(sig.param_for(len(args)), args, strict=False)):
         if p.type_kind == "Declared" and p.types and _matches(p, a) == 0 and a in _STRICT:
             return i, p
+        if p.type_kind in _NUMERIC_KINDS and _matches(p, a) == 0 and a in _NOT_NUMBERS:
+            return i, p  # array_slice(a, 'x', 1): Kusto refuses it, ClickHouse would fail
     return None
+
+
+# Parameter kinds that take numbers, and argument types no number converts from.
+_NUMERIC_KINDS = frozenset({"Integer", "Number", "RealOrDecimal"})
+_NOT_NUMBERS = frozenset({"string", "guid", "datetime", "timespan"})
 
 
 # Argument types whose mismatch with a declared parameter is reported (others convert).

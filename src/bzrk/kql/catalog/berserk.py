@@ -7,6 +7,19 @@ from __future__ import annotations
 _E = "Expression"
 _C = "Constant"
 
+_SERIES_REDUCERS: list[list[object]] = [
+    [
+        name,
+        "None",
+        "",
+        0,
+        [["Declared", "real", None, [["series", "Declared", ["dynamic"], _E, 1, 1, 0]]]],
+    ]
+    for name in ("series_max", "series_min", "series_sum", "series_avg")
+]
+
+_BIN_AUTO_OTHER = ["int", "long", "real", "decimal", "timespan"]
+
 FUNCTIONS: list[list[object]] = [
     # bin_auto(timestamp[, min]): bucket width from the query window (750–1,500 points)
     [
@@ -25,6 +38,9 @@ FUNCTIONS: list[list[object]] = [
                     ["min", "Declared", ["timespan"], _C, 1, 1, 0],
                 ],
             ],
+            # ADX's bin_auto also buckets numbers and timespans (its size from
+            # query_bin_auto_size), of the argument's own type.
+            ["Parameter0", None, None, [["value", "Declared", _BIN_AUTO_OTHER, _E, 1, 1, 0]]],
         ],
     ],
     [
@@ -54,6 +70,26 @@ FUNCTIONS: list[list[object]] = [
         "",
         0,
         [["Declared", "string", None, [["text", "Declared", ["string"], _E, 1, 1, 0]]]],
+    ],
+    # series reducers: one number of a series (`top 1000 by series_max(value) desc`)
+    *_SERIES_REDUCERS,
+    # otel_histogram_percentile(merged, p) on a merged histogram (the aggregate form reads $raw)
+    [
+        "otel_histogram_percentile",
+        "None",
+        "",
+        0,
+        [
+            [
+                "Declared",
+                "real",
+                None,
+                [
+                    ["histogram", "Declared", ["dynamic"], _E, 1, 1, 0],
+                    ["percentile", "Number", [], _E, 1, 1, 0],
+                ],
+            ]
+        ],
     ],
     [
         "unixtime_nanoseconds_todatetime",

@@ -122,6 +122,7 @@ export interface QueryRequest {
   database: string;
   since?: string;
   until?: string;
+  timezone?: string;
 }
 
 /** Runs a query and calls onEvent for each NDJSON line; resolves when the stream ends. */

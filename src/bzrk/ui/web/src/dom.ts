@@ -56,7 +56,13 @@ export async function copyText(text: string): Promise<void> {
 }
 
 export function toast(message: string, kind: 'info' | 'error' = 'info'): void {
+  // One stack for all toasts, newest at the bottom: several never cover each other.
+  let stack = document.querySelector<HTMLElement>('.toasts');
+  if (!stack) {
+    stack = h('div.toasts', { 'aria-live': 'polite' });
+    document.body.appendChild(stack);
+  }
   const el = h('div.toast', { role: 'status', 'data-kind': kind }, message);
-  document.body.appendChild(el);
+  stack.appendChild(el);
   setTimeout(() => el.remove(), 3500);
 }

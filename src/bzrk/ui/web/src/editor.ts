@@ -1,6 +1,8 @@
 // The KQL editor: Monaco with @kusto/monaco-kusto (AMD build, served under /monaco/vs), given the
 // selected database's schema so completion and diagnostics know its tables and columns.
 import type { ErrorLocation } from './api';
+import { blockAt, type Block } from './blocks';
+import { pathCompletions, type DiscoveredField } from './completion';
 
 declare global {
   interface Window {
@@ -103,10 +105,40 @@ export function showSchema(database: string, tables: SchemaTable[]): unknown {
   };
 }
 
+// One completion provider for every editor: it reads the fields of the editor that asks.
+const fieldsByModel = new Map<string, DiscoveredField[]>();
+let providerRegistered = false;
+
+function registerPathCompletion(monaco: any): void {
+  if (providerRegistered) return;
+  providerRegistered = true;
+  monaco.languages.registerCompletionItemProvider('kusto', {
+    triggerCharacters: ['.'],
+    provideCompletionItems(model: any, position: any) {
+      const fields = fieldsByModel.get(model.uri.toString()) ?? [];
+      const prefix = model.getLineContent(position.lineNumber).slice(0, position.column - 1);
+      const found = pathCompletions(prefix, fields);
+      const word = /[A-Za-z_][\w.-]*$/.exec(prefix.split('.').pop() ?? '')?.[0] ?? '';
+      const range = new monaco.Range(position.lineNumber, position.column - word.length, position.lineNumber, position.column);
+      return {
+        suggestions: found.map((c, i) => ({
+          label: { label: c.label, description: `${c.field.type} · ${(c.field.frequency * 100).toFixed(0)}%` },
+          kind: monaco.languages.CompletionItemKind.Field,
+          insertText: c.label,
+          detail: `discovered path ${c.field.path}`,
+          sortText: String(i).padStart(5, '0'),
+          range,
+        })),
+      };
+    },
+  });
+}
+
 export class KqlEditor {
   private editor: any = null;
   private monaco: any = null;
   private errorDecorations: any = null;
+  private blockDecorations: any = null;
   ready: Promise<void>;
 
   constructor(
@@ -130,14 +162,52 @@ export class KqlEditor {
         suggestOnTriggerCharacters: true,
         'semanticHighlighting.enabled': true,
       });
+      // Ctrl/Cmd+Enter and Shift+Enter run the block under the cursor, as in ADX.
       this.editor.addAction({
         id: 'bzrk.run',
-        label: 'Run query',
-        keybindings: [monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter],
+        label: 'Run the query under the cursor',
+        keybindings: [monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, monaco.KeyMod.Shift | monaco.KeyCode.Enter],
         run: () => this.onRun(),
       });
       this.editor.onDidChangeModelContent(() => this.clearError());
+      this.editor.onDidChangeCursorPosition(() => this.markBlock());
+      registerPathCompletion(monaco);
+      this.markBlock();
     });
+  }
+
+  /** Paths offered after `attributes.` and the like (field discovery of the current table). */
+  setFields(fields: DiscoveredField[]): void {
+    void this.ready.then(() => fieldsByModel.set(this.editor.getModel().uri.toString(), fields));
+  }
+
+  /** The selection when there is one, else the blank-line-separated block under the cursor. */
+  currentBlock(): Block {
+    if (!this.editor) return { text: '', startLine: 1, endLine: 1 };
+    const selection = this.editor.getSelection();
+    const model = this.editor.getModel();
+    if (selection && !selection.isEmpty()) {
+      return { text: model.getValueInRange(selection), startLine: selection.startLineNumber, endLine: selection.endLineNumber };
+    }
+    return blockAt(this.editor.getValue(), this.editor.getPosition()?.lineNumber ?? 1);
+  }
+
+  /** A faint bar beside the block that Run would run (only when the editor holds several). */
+  private markBlock(): void {
+    if (!this.editor) return;
+    const block = this.currentBlock();
+    const several = block.text.trim() !== this.editor.getValue().trim();
+    this.blockDecorations?.clear();
+    if (!several || !block.text.trim()) return;
+    this.blockDecorations = this.editor.createDecorationsCollection([
+      { range: new this.monaco.Range(block.startLine, 1, block.endLine, 1), options: { isWholeLine: true, linesDecorationsClassName: 'kql-current-block' } },
+    ]);
+  }
+
+  /** Moves the cursor to a line (tests, and a history entry opening its block). */
+  setCursor(line: number, column = 1): void {
+    this.editor?.setPosition({ lineNumber: line, column });
+    this.editor?.focus();
   }
 
   get value(): string {
@@ -171,12 +241,12 @@ export class KqlEditor {
   }
 
   /** Marks the failing span of an error and moves the cursor there. */
-  showError(location: ErrorLocation, message: string): void {
+  showError(location: ErrorLocation, message: string, lineOffset = 0): void {
     if (!this.editor) return;
     const monaco = this.monaco;
     const model = this.editor.getModel();
-    const startLine = Math.max(1, location.start_line);
-    const endLine = Math.max(startLine, location.end_line || startLine);
+    const startLine = Math.max(1, location.start_line + lineOffset);
+    const endLine = Math.max(startLine, (location.end_line || location.start_line) + lineOffset);
     let endColumn = location.end_column || location.start_column + 1;
     if (endLine === startLine && endColumn <= location.start_column) endColumn = location.start_column + 1;
     const range = new monaco.Range(startLine, Math.max(1, location.start_column), endLine, endColumn);

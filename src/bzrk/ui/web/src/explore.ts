@@ -1,25 +1,25 @@
-// The Explore page: schema sidebar (databases, tables, fields), run history and query library,
-// the KQL editor with time range and database pickers, and progressive results.
+// The Explore page: the sidebar (schema, history, library), the KQL editor with database and
+// time-range pickers, and progressive results (grid, chart, logs view). The query, database,
+// range, tab and time zone live in the URL, so a link reproduces the view.
+import { openAlertDialog } from './alerts';
 import { api, ApiError, streamQuery, type StreamEvent } from './api';
 import { CHART_KINDS, ResultChart, type Visualization } from './chart';
-import { clear, h, toast } from './dom';
+import type { DiscoveredField } from './completion';
+import { clear, copyText, h, toast } from './dom';
 import { KqlEditor, type SchemaTable } from './editor';
+import { fmtBytes, fmtNumber, onZoneChange, zoneLabel } from './format';
 import { ResultGrid, type GridColumn } from './grid';
+import { openSaveDialog } from './library';
+import { isLogShaped, LogsView } from './logs';
+import { Sidebar, type OpenRequest } from './sidebar';
+import { TimePicker } from './timepicker';
+import { absolute, DEFAULT_RANGE, isRelative, rangeLabel, resolveRange, toRequest, type TimeRange } from './timerange';
+import { readParams, writeParams } from './urlstate';
 
 const DEFAULT_QUERY = `default
 | where severity_text == "ERROR"
 | summarize count() by bin(timestamp, 15m), service = tostring(resource["service.name"])
 | render timechart`;
-
-export const RANGES: [string, string][] = [
-  ['15m', 'Last 15 minutes'],
-  ['1h', 'Last hour'],
-  ['6h', 'Last 6 hours'],
-  ['24h', 'Last 24 hours'],
-  ['7d', 'Last 7 days'],
-  ['30d', 'Last 30 days'],
-  ['custom', 'Custom range…'],
-];
 
 interface TableData {
   columns: GridColumn[];
@@ -31,41 +31,31 @@ interface Snapshot {
   tables: Map<string, unknown[][]>;
 }
 
-function fmtNumber(n: number): string {
-  return new Intl.NumberFormat('en', { notation: n >= 1e6 ? 'compact' : 'standard', maximumFractionDigits: 1 }).format(n);
-}
-
-function fmtBytes(n: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
+function storedRange(): TimeRange | null {
+  try {
+    const saved = JSON.parse(localStorage.getItem('bzrk.range.v2') ?? 'null');
+    return saved && typeof saved.from === 'string' && typeof saved.to === 'string' ? saved : null;
+  } catch {
+    return null;
   }
-  return `${n.toFixed(i ? 1 : 0)} ${units[i]}`;
-}
-
-function localInput(date: Date): string {
-  return new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
 }
 
 export class ExplorePage {
   readonly element: HTMLElement;
   private editor!: KqlEditor;
-  private database = h('select#database', { 'aria-label': 'Database', onchange: () => this.onDatabase() });
-  private range = h('select#time-range', { 'aria-label': 'Time range', onchange: () => this.onRange() });
-  private fromInput = h('input', { type: 'datetime-local', 'aria-label': 'From (local time)', hidden: true });
-  private toInput = h('input', { type: 'datetime-local', 'aria-label': 'To (local time)', hidden: true });
-  private runButton: HTMLButtonElement = h('button', { id: 'run', class: 'primary', type: 'button', title: 'Run (Ctrl/Cmd+Enter)', onclick: () => void this.run() }, '▶ Run');
+  private database = h('select#database', { 'aria-label': 'Database', onchange: () => void this.onDatabase() });
+  private picker: TimePicker;
+  private runButton: HTMLButtonElement = h('button', { id: 'run', class: 'primary', type: 'button', title: 'Run the query under the cursor (Ctrl/Cmd+Enter or Shift+Enter)', onclick: () => void this.run() }, '▶ Run');
   private cancelButton: HTMLButtonElement = h('button', { id: 'cancel', type: 'button', disabled: true, onclick: () => this.cancel() }, '■ Cancel');
   private progressBar = h('div.progress-fill');
+  private progress = h('div.progress', { role: 'progressbar', 'aria-label': 'Query progress', 'aria-valuemin': '0', 'aria-valuemax': '100' }, this.progressBar);
   private progressText = h('span.progress-text', {}, 'Ready');
   private stats = h('div.stats', { 'data-testid': 'stats' });
   private tabs = h('div.tabs', { role: 'tablist' });
   private panes = h('div.panes');
   private errorBox = h('div.error-box', { role: 'alert', hidden: true });
   private warnings = h('div.warnings', { hidden: true });
-  private sidebarBody = h('div.sidebar-body');
+  private sidebar: Sidebar;
   private resultsSection: HTMLElement;
   private abort: AbortController | null = null;
   private schemas = new Map<string, GridColumn[]>();
@@ -73,56 +63,56 @@ export class ExplorePage {
   private shown: Map<string, TableData> = new Map();
   private grids = new Map<string, ResultGrid>();
   private chart: ResultChart | null = null;
+  private logs: LogsView | null = null;
   private visualization: Visualization | null = null;
   private activeTab = '';
+  private wantedTab = '';
   private snapshots = 0;
-  private sidebarMode: 'schema' | 'history' | 'library' = 'schema';
+  private coverage = 0;
+  private final = false;
+  private lastQuery = '';
+  private lastOffset = 0;
+  private tables: SchemaTable[] = [];
+  private fieldCache = new Map<string, Promise<DiscoveredField[]>>();
 
   constructor(private isDark: () => boolean) {
-    for (const [value, label] of RANGES) this.range.appendChild(h('option', { value }, label));
-    this.range.value = localStorage.getItem('bzrk.range') || '24h';
-    const now = new Date();
-    this.fromInput.value = localInput(new Date(now.getTime() - 3600_000));
-    this.toInput.value = localInput(now);
+    const params = readParams();
+    this.picker = new TimePicker(params.range ?? storedRange() ?? DEFAULT_RANGE, (range) => this.onRange(range));
+    this.wantedTab = params.tab ?? '';
     const editorHost = h('div.editor#editor', { 'data-testid': 'editor' });
     this.resultsSection = h(
       'section.results',
       { 'aria-label': 'Results', 'data-snapshots': '0', 'data-state': 'idle' },
-      h('div.progress', { role: 'progressbar', 'aria-label': 'Query progress' }, this.progressBar),
+      this.progress,
       h('div.statusline', {}, this.progressText, this.stats),
       this.errorBox,
       this.warnings,
       this.tabs,
       this.panes,
     );
-    const sidebar = h(
-      'aside.sidebar',
-      { 'aria-label': 'Schema, history and library' },
-      h(
-        'div.sidebar-tabs',
-        { role: 'tablist' },
-        ...(['schema', 'history', 'library'] as const).map((mode) =>
-          h('button', { type: 'button', role: 'tab', 'data-mode': mode, onclick: () => this.showSidebar(mode) }, mode[0].toUpperCase() + mode.slice(1)),
-        ),
-      ),
-      this.sidebarBody,
-    );
+    this.sidebar = new Sidebar({
+      database: () => this.database.value,
+      databases: () => [...this.database.options].map((o) => o.value),
+      tables: () => this.tables,
+      fields: (table) => this.fieldsOf(table),
+      insert: (text) => this.editor.insert(text),
+      open: (request) => this.open(request),
+    });
     const toolbar = h(
       'div.toolbar',
       {},
       h('label.field', {}, 'Database ', this.database),
-      h('label.field', {}, 'Time ', this.range),
-      this.fromInput,
-      this.toInput,
+      h('label.field', {}, 'Time ', this.picker.element),
       h('span.spacer'),
-      h('button', { type: 'button', onclick: () => void this.save() }, 'Save…'),
+      h('button', { type: 'button', 'data-testid': 'save-open', onclick: () => void this.save() }, 'Save…'),
+      h('button', { type: 'button', title: 'Copy a link to this view', onclick: () => void this.copyLink() }, 'Link'),
+      h('button#alert-on-this', { type: 'button', onclick: () => openAlertDialog({ query: this.editor.value, database: this.database.value, since: toRequest(this.picker.range).since }, () => undefined) }, 'Alert on this'),
       this.cancelButton,
       this.runButton,
     );
-    this.element = h('div.explore', {}, sidebar, h('main.workspace', {}, toolbar, editorHost, this.resultsSection));
-    const initial = sessionStorage.getItem('bzrk.query') || DEFAULT_QUERY;
+    this.element = h('div.explore', {}, this.sidebar.element, h('main.workspace', {}, toolbar, editorHost, this.resultsSection));
+    const initial = params.q ?? (sessionStorage.getItem('bzrk.query') || DEFAULT_QUERY);
     this.editor = new KqlEditor(editorHost, initial, () => void this.run(), isDark() ? 'dark' : 'light');
-    this.onRange();
     // Ctrl/Cmd+Enter runs from anywhere on the page (Monaco handles it inside the editor).
     this.element.addEventListener('keydown', (e) => {
       if ((e.ctrlKey || e.metaKey) && e.key === 'Enter' && !(e.target as HTMLElement).closest('.monaco-editor')) {
@@ -130,30 +120,41 @@ export class ExplorePage {
         void this.run();
       }
     });
-    void this.loadDatabases();
-    this.showSidebar('schema');
+    onZoneChange(() => {
+      this.writeUrl(false);
+      this.redrawChart();
+      this.logs?.redraw(this.isDark());
+    });
+    void this.loadDatabases(params.db).then(async () => {
+      // A shared link runs its query on arrival: the link is the view, not just the text.
+      if (params.q) {
+        await this.editor.ready;
+        void this.run();
+      }
+    });
+    this.sidebar.show('schema');
   }
 
   setTheme(dark: boolean): void {
     this.editor.setTheme(dark ? 'dark' : 'light');
     this.redrawChart();
+    this.logs?.redraw(dark);
   }
 
   // -- databases and schema ---------------------------------------------------------------
-  private async loadDatabases(): Promise<void> {
+  private async loadDatabases(wanted?: string): Promise<void> {
     try {
       const answer = await api<{ databases: { name: string }[] }>('GET', '/api/v1/databases');
       clear(this.database);
       for (const db of answer.databases) this.database.appendChild(h('option', { value: db.name }, db.name));
-      const saved = localStorage.getItem('bzrk.database');
-      if (saved && answer.databases.some((d) => d.name === saved)) this.database.value = saved;
+      // The URL's database, else the last one used, else `default` (every install has it).
+      const saved = [wanted, localStorage.getItem('bzrk.database'), 'default'].find((n) => n && answer.databases.some((d) => d.name === n));
+      if (saved) this.database.value = saved;
       await this.onDatabase();
     } catch (e) {
       toast(`Could not list databases: ${(e as Error).message}`, 'error');
     }
   }
-
-  private tables: SchemaTable[] = [];
 
   private async onDatabase(): Promise<void> {
     const db = this.database.value;
@@ -162,246 +163,134 @@ export class ExplorePage {
     try {
       const answer = await api<{ tables: SchemaTable[] }>('GET', `/api/v1/databases/${encodeURIComponent(db)}/tables`);
       this.tables = answer.tables;
-      if (this.sidebarMode === 'schema') this.renderSchema();
+      this.sidebar.refresh('schema');
       await this.editor.setSchema(db, this.tables);
       this.element.dataset.schemaLoaded = db;
+      // Paths offered after `attributes.`: the discovered fields of the database's tables.
+      const lists = await Promise.all(this.tables.slice(0, 8).map((t) => this.fieldsOf(t.name)));
+      this.editor.setFields(lists.flat());
+      this.element.dataset.fieldsLoaded = String(lists.flat().length);
     } catch (e) {
       toast(`Could not load the schema of ${db}: ${(e as Error).message}`, 'error');
     }
   }
 
-  private showSidebar(mode: 'schema' | 'history' | 'library'): void {
-    this.sidebarMode = mode;
-    for (const tab of this.element.querySelectorAll<HTMLElement>('.sidebar-tabs button')) {
-      tab.setAttribute('aria-selected', String(tab.dataset.mode === mode));
-    }
-    if (mode === 'schema') this.renderSchema();
-    if (mode === 'history') void this.renderHistory();
-    if (mode === 'library') void this.renderLibrary();
-  }
-
-  // Tables whose fields are shown ("db/table"): the schema is drawn again when it reloads, and
-  // an open table must stay open (and its fields loaded) through that.
-  private expanded = new Set<string>();
-
-  private renderSchema(): void {
-    clear(this.sidebarBody);
-    const list = h('ul.tree', { role: 'tree' });
-    for (const table of this.tables) {
-      const key = `${this.database.value}/${table.name}`;
-      const open = this.expanded.has(key);
-      const fields = h('ul.fields', { hidden: !open });
-      const item = h(
-        'li',
-        { role: 'treeitem' },
-        h(
-          'button.tree-node',
-          {
-            type: 'button',
-            title: 'Show columns and discovered fields',
-            'aria-expanded': String(open),
-            onclick: (e: Event) => {
-              fields.hidden = !fields.hidden;
-              if (fields.hidden) this.expanded.delete(key);
-              else this.expanded.add(key);
-              const node = e.currentTarget as HTMLElement;
-              node.setAttribute('aria-expanded', String(!fields.hidden));
-              node.firstChild!.textContent = fields.hidden ? '▸ ' : '▾ ';
-              if (!fields.hidden && !fields.dataset.loaded) void this.loadFields(table, fields);
-            },
-            ondblclick: () => this.editor.insert(table.name),
-          },
-          open ? '▾ ' : '▸ ',
-          table.name,
-        ),
-        fields,
-      );
-      list.appendChild(item);
-      if (open) void this.loadFields(table, fields);
-    }
-    this.sidebarBody.append(h('div.sidebar-title', {}, this.database.value || 'Schema'), list);
-  }
-
-  private async loadFields(table: SchemaTable, into: HTMLElement): Promise<void> {
-    into.dataset.loaded = '1';
-    for (const column of table.columns) {
-      into.appendChild(h('li', {}, h('button.field-name', { type: 'button', onclick: () => this.editor.insert(column.name) }, column.name), h('span.col-type', {}, column.type)));
-    }
-    try {
+  private fieldsOf(table: string): Promise<DiscoveredField[]> {
+    const key = `${this.database.value}/${table}`;
+    let found = this.fieldCache.get(key);
+    if (!found) {
       const db = encodeURIComponent(this.database.value);
-      const answer = await api<{ fields: { path: string; type: string; frequency: number }[] }>(
-        'GET',
-        `/api/v1/databases/${db}/tables/${encodeURIComponent(table.name)}/fields?since=${encodeURIComponent(this.sinceUntil().since ?? '1d ago')}&limit=100`,
-      );
-      if (answer.fields.length) into.appendChild(h('li.sub', {}, 'Discovered fields'));
-      for (const field of answer.fields) {
-        into.appendChild(
-          h(
-            'li',
-            { title: `${field.path}: ${field.type}, in ${(field.frequency * 100).toFixed(0)}% of sampled rows` },
-            h('button.field-name', { type: 'button', onclick: () => this.editor.insert(field.path) }, field.path),
-            h('span.col-type', {}, `${field.type} · ${(field.frequency * 100).toFixed(0)}%`),
-          ),
-        );
-      }
-    } catch {
-      // Field discovery is a help, not a requirement: the declared columns are shown already.
+      found = api<{ fields: DiscoveredField[] }>('GET', `/api/v1/databases/${db}/tables/${encodeURIComponent(table)}/fields?since=1d%20ago&limit=300`)
+        .then((a) => a.fields)
+        // Field discovery is a help, not a requirement: the declared columns are shown anyway.
+        .catch(() => []);
+      this.fieldCache.set(key, found);
     }
+    return found;
   }
 
-  private async renderHistory(): Promise<void> {
-    clear(this.sidebarBody);
-    this.sidebarBody.appendChild(h('div.sidebar-title', {}, 'Recent runs'));
-    try {
-      const answer = await api<{ runs: { id: string; query: string; database: string; status: string; started_at: string; duration_ms: number | null; parameters: Record<string, unknown> }[] }>(
-        'GET',
-        '/api/v1/runs?limit=50',
-      );
-      const list = h('ul.history');
-      for (const run of answer.runs) {
-        list.appendChild(
-          h(
-            'li',
-            {},
-            h(
-              'button.history-item',
-              {
-                type: 'button',
-                title: run.query,
-                onclick: () => {
-                  this.editor.value = run.query;
-                  if ([...this.database.options].some((o) => o.value === run.database)) this.database.value = run.database;
-                },
-              },
-              h('code', {}, run.query.split('\n')[0].slice(0, 80)),
-              h('span.muted', {}, `${new Date(run.started_at).toLocaleString()} · ${run.status}${run.duration_ms != null ? ` · ${Math.round(run.duration_ms)} ms` : ''}`),
-            ),
-          ),
-        );
+  /** Opens a history entry or a saved query: its text, database and time range. */
+  private open(request: OpenRequest): void {
+    this.editor.value = request.query;
+    if (request.database && [...this.database.options].some((o) => o.value === request.database)) {
+      if (this.database.value !== request.database) {
+        this.database.value = request.database;
+        void this.onDatabase();
       }
-      if (!answer.runs.length) list.appendChild(h('li.muted', {}, 'No runs yet.'));
-      this.sidebarBody.appendChild(list);
-    } catch (e) {
-      this.sidebarBody.appendChild(h('p.muted', {}, `History unavailable: ${(e as Error).message}`));
     }
-  }
-
-  private async renderLibrary(): Promise<void> {
-    clear(this.sidebarBody);
-    this.sidebarBody.appendChild(h('div.sidebar-title', {}, 'Query library'));
-    try {
-      const answer = await api<{ queries: { id: string; folder: string; name: string; query: string; database: string | null; since: string | null; owner: string }[] }>(
-        'GET',
-        '/api/v1/library/queries',
-      );
-      const byFolder = new Map<string, typeof answer.queries>();
-      for (const q of answer.queries) byFolder.set(q.folder, [...(byFolder.get(q.folder) ?? []), q]);
-      const tree = h('ul.tree');
-      for (const [folder, queries] of byFolder) {
-        const items = h('ul.fields');
-        for (const q of queries) {
-          items.appendChild(
-            h(
-              'li',
-              {},
-              h(
-                'button.field-name',
-                {
-                  type: 'button',
-                  title: q.query,
-                  onclick: () => {
-                    this.editor.value = q.query;
-                    if (q.database) this.database.value = q.database;
-                  },
-                },
-                q.name,
-              ),
-              h(
-                'button.link',
-                {
-                  type: 'button',
-                  'aria-label': `Delete ${q.name}`,
-                  onclick: async () => {
-                    if (!confirm(`Delete "${q.name}"?`)) return;
-                    await api('DELETE', `/api/v1/library/queries/${q.id}`).catch((e) => toast((e as Error).message, 'error'));
-                    void this.renderLibrary();
-                  },
-                },
-                '✕',
-              ),
-            ),
-          );
-        }
-        tree.appendChild(h('li', {}, h('div.folder', {}, `▾ ${folder || '(root)'}`), items));
-      }
-      if (!answer.queries.length) tree.appendChild(h('li.muted', {}, 'Nothing saved yet: use Save… above the editor.'));
-      this.sidebarBody.appendChild(tree);
-    } catch (e) {
-      this.sidebarBody.appendChild(h('p.muted', {}, `Library unavailable: ${(e as Error).message}`));
-    }
+    if (request.range) this.picker.range = request.range;
+    this.element.dataset.opened = request.source;
+    this.writeUrl(true, request.query);
   }
 
   private async save(): Promise<void> {
-    const name = prompt('Save query as (name):');
-    if (!name) return;
-    const folder = prompt('Folder (use / for subfolders, empty for the root):', '') ?? '';
-    const { since, until } = this.sinceUntil();
-    try {
-      await api('POST', '/api/v1/library/queries', { name, folder, query: this.editor.value, database: this.database.value, since, until: until ?? null });
-      toast(`Saved "${name}"`);
-      if (this.sidebarMode === 'library') void this.renderLibrary();
-    } catch (e) {
-      toast((e as Error).message, 'error');
+    const block = this.editor.currentBlock();
+    const saved = await openSaveDialog(
+      { name: '', folder: '', description: '', database: this.database.value, query: block.text || this.editor.value, range: this.picker.range },
+      [...this.database.options].map((o) => o.value),
+    );
+    if (saved) {
+      toast(`Saved "${saved.name}"`);
+      this.sidebar.refresh('library');
     }
   }
 
-  // -- time range ---------------------------------------------------------------------------
-  private onRange(): void {
-    const custom = this.range.value === 'custom';
-    this.fromInput.hidden = !custom;
-    this.toInput.hidden = !custom;
-    localStorage.setItem('bzrk.range', this.range.value);
+  private async copyLink(): Promise<void> {
+    this.writeUrl(false);
+    await copyText(location.href);
+    toast('Link copied');
   }
 
-  private sinceUntil(): { since?: string; until?: string } {
-    if (this.range.value !== 'custom') return { since: `${this.range.value} ago` };
-    const from = this.fromInput.value ? new Date(this.fromInput.value).toISOString() : undefined;
-    const to = this.toInput.value ? new Date(this.toInput.value).toISOString() : undefined;
-    return { since: from, until: to };
+  // -- time range ---------------------------------------------------------------------------
+  private onRange(range: TimeRange): void {
+    localStorage.setItem('bzrk.range.v2', JSON.stringify(range));
+    this.writeUrl(false);
+  }
+
+  private writeUrl(push: boolean, query?: string): void {
+    writeParams({ q: query ?? (this.lastQuery || undefined), db: this.database.value || undefined, range: this.picker.range, tab: this.activeTab || undefined }, push);
+  }
+
+  /** A drag across a timechart: the range narrows to the selection and the query runs again. */
+  private zoom(fromMs: number, toMs: number): void {
+    this.picker.range = absolute(fromMs, toMs);
+    this.onRange(this.picker.range);
+    void this.execute(this.lastQuery, this.lastOffset, { keepTab: true, push: true });
+  }
+
+  /** Live tail: the same query with the range slid to end now. */
+  private async rerun(): Promise<void> {
+    if (!isRelative(this.picker.range)) {
+      const [from, to] = resolveRange(this.picker.range);
+      this.picker.range = absolute(Date.now() - (to - from), Date.now());
+    }
+    await this.execute(this.lastQuery, this.lastOffset, { keepTab: true, push: false });
   }
 
   // -- running ------------------------------------------------------------------------------
+  /** Runs the selection, or the blank-line-separated block under the cursor. */
   async run(): Promise<void> {
+    const block = this.editor.currentBlock();
+    await this.execute(block.text, block.startLine - 1, { keepTab: false, push: true });
+  }
+
+  private async execute(query: string, lineOffset: number, opts: { keepTab: boolean; push: boolean }): Promise<void> {
     if (this.abort) this.cancel();
-    const query = this.editor.value;
     if (!query.trim()) return;
-    sessionStorage.setItem('bzrk.query', query);
+    this.lastQuery = query;
+    this.lastOffset = lineOffset;
+    sessionStorage.setItem('bzrk.query', this.editor.value);
     this.editor.clearError();
     this.errorBox.hidden = true;
     this.warnings.hidden = true;
     this.snapshots = 0;
-    this.activeTab = ''; // a new run opens on its first tab (the chart when it renders one)
+    this.coverage = 0;
+    this.final = false;
+    if (!opts.keepTab) this.activeTab = this.wantedTab; // a new run opens on its first tab unless the URL names one
+    this.wantedTab = '';
     this.pending = null;
     this.visualization = null;
     this.schemas.clear();
     this.resultsSection.dataset.snapshots = '0';
     this.resultsSection.dataset.state = 'running';
+    this.resultsSection.dataset.query = query;
     this.setProgress(0, 'Running…');
     clear(this.stats);
     this.runButton.disabled = true;
     this.cancelButton.disabled = false;
+    this.writeUrl(opts.push, query);
     const abort = new AbortController();
     this.abort = abort;
     const started = performance.now();
     try {
-      await streamQuery({ query, database: this.database.value, ...this.sinceUntil() }, (e) => this.onEvent(e, started), abort.signal);
+      await streamQuery({ query, database: this.database.value, ...toRequest(this.picker.range), timezone: 'UTC' }, (e) => this.onEvent(e, started, lineOffset), abort.signal);
       if (this.pending) this.commit();
     } catch (e) {
       if (abort.signal.aborted) {
         this.resultsSection.dataset.state = 'cancelled';
         this.setProgress(null, 'Cancelled');
       } else {
-        this.showError({ type: 'error', code: e instanceof ApiError ? e.code : 'NetworkError', message: (e as Error).message });
+        this.showError({ type: 'error', code: e instanceof ApiError ? e.code : 'NetworkError', message: (e as Error).message }, lineOffset);
       }
     } finally {
       if (this.abort === abort) {
@@ -417,7 +306,7 @@ export class ExplorePage {
     this.abort?.abort();
   }
 
-  private onEvent(event: StreamEvent, started: number): void {
+  private onEvent(event: StreamEvent, started: number, lineOffset: number): void {
     switch (event.type) {
       case 'schema':
         this.schemas.set(event.table, event.columns);
@@ -438,7 +327,7 @@ export class ExplorePage {
         break;
       case 'progress': {
         const slices = event.slices_total ? ` · slices ${event.slices_done}/${event.slices_total}` : '';
-        this.setProgress(event.coverage, `${Math.round(event.coverage * 100)}% covered${slices}`);
+        this.setProgress(event.coverage, `${Math.round(Math.max(this.coverage, event.coverage) * 100)}% covered${slices}`);
         clear(this.stats);
         // A query faster than the server's query_chunk_counters_after_ms has no chunk figures.
         const chunks = event.chunks_total
@@ -456,12 +345,17 @@ export class ExplorePage {
         break;
       }
       case 'done':
+        this.final = true;
         if (this.pending) this.commit();
+        else this.renderResults(); // the last snapshot is the final one: widths follow it
         this.resultsSection.dataset.state = 'done';
-        this.setProgress(event.coverage, `${event.status === 'complete' ? 'Done' : event.status} · ${((performance.now() - started) / 1000).toFixed(2)} s · ${this.snapshots} snapshot${this.snapshots === 1 ? '' : 's'}`);
+        this.setProgress(
+          event.coverage,
+          `${event.status === 'complete' ? 'Done' : event.status} · ${((performance.now() - started) / 1000).toFixed(2)} s · ${this.snapshots} snapshot${this.snapshots === 1 ? '' : 's'} · ${rangeLabel(this.picker.range)} (${zoneLabel()})`,
+        );
         break;
       case 'error':
-        this.showError(event);
+        this.showError(event, lineOffset);
         break;
     }
   }
@@ -480,8 +374,15 @@ export class ExplorePage {
     this.renderResults();
   }
 
+  /** Coverage only grows within a run; the bar eases between updates (CSS transition). */
   private setProgress(coverage: number | null, text: string): void {
-    if (coverage !== null) this.progressBar.style.width = `${Math.max(0, Math.min(1, coverage)) * 100}%`;
+    if (coverage !== null) {
+      const clamped = Math.min(1, Math.max(0, coverage));
+      this.coverage = this.resultsSection.dataset.state === 'running' ? Math.max(this.coverage, clamped) : clamped;
+      this.progressBar.style.width = `${this.coverage * 100}%`;
+      this.progress.setAttribute('aria-valuenow', String(Math.round(this.coverage * 100)));
+    }
+    this.progress.dataset.running = String(this.resultsSection.dataset.state === 'running');
     this.progressText.textContent = text;
   }
 
@@ -491,7 +392,7 @@ export class ExplorePage {
     for (const w of warnings) this.warnings.appendChild(h('div', {}, `⚠ ${w.kind}: ${w.message}`));
   }
 
-  private showError(event: Extract<StreamEvent, { type: 'error' }>): void {
+  private showError(event: Extract<StreamEvent, { type: 'error' }>, lineOffset: number): void {
     // Results of an earlier query under this error would read as this query's: drop them.
     this.pending = null;
     this.shown = new Map();
@@ -502,44 +403,38 @@ export class ExplorePage {
     clear(this.errorBox);
     this.errorBox.hidden = false;
     const loc = event.location;
-    const where = loc ? ` (line ${loc.start_line}, column ${loc.start_column})` : '';
-    this.errorBox.append(
-      h('strong', {}, `${event.title || event.code}${where}`),
-      h('div', {}, event.message),
-    );
-    if (loc) this.errorBox.append(h('button.link', { type: 'button', onclick: () => this.editor.showError(loc, event.message) }, 'Show in editor'));
-    if (loc) this.editor.showError(loc, event.message);
+    const where = loc ? ` (line ${loc.start_line + lineOffset}, column ${loc.start_column})` : '';
+    this.errorBox.append(h('strong', {}, `${event.title || event.code}${where}`), h('div', {}, event.message));
+    if (loc) this.errorBox.append(h('button.link', { type: 'button', onclick: () => this.editor.showError(loc, event.message, lineOffset) }, 'Show in editor'));
+    if (loc) this.editor.showError(loc, event.message, lineOffset);
   }
 
   // -- results ------------------------------------------------------------------------------
   private renderResults(): void {
     const names = [...this.shown.keys()];
     const vis = this.visualization && CHART_KINDS.includes(this.visualization.type.toLowerCase()) ? this.visualization : null;
-    const tabNames = vis ? ['Chart', ...names] : names;
+    const primary = this.shown.get(names[0] ?? '');
+    const logShaped = primary ? isLogShaped(primary.columns) : false;
+    const tabNames = [...(vis ? ['Chart'] : []), ...(logShaped ? ['Logs'] : []), ...names];
     if (!tabNames.includes(this.activeTab)) this.activeTab = tabNames[0] ?? '';
     // Re-use grids and the chart between snapshots: only their data changes (no layout jump).
     const currentTabs = [...this.tabs.children].map((t) => (t as HTMLElement).dataset.tab);
     if (currentTabs.join('\u0000') !== tabNames.join('\u0000')) {
       clear(this.tabs);
-      for (const name of tabNames) {
-        this.tabs.appendChild(h('button.tab', { type: 'button', role: 'tab', 'data-tab': name, onclick: () => this.selectTab(name) }, name));
-      }
+      for (const name of tabNames) this.tabs.appendChild(h('button.tab', { type: 'button', role: 'tab', 'data-tab': name, onclick: () => this.selectTab(name, true) }, name));
     }
     for (const name of names) {
       let grid = this.grids.get(name);
       if (!grid) {
-        grid = new ResultGrid(name);
-        this.grids.set(name, grid);
-        const pane = h(
-          'div.pane',
-          { 'data-pane': name },
-          h('div.pane-bar', {}, h('span.row-count'), h('span.spacer'), h('button', { type: 'button', onclick: () => grid!.exportCsv() }, 'Export CSV')),
-          grid.element,
+        const created = new ResultGrid(name);
+        grid = created;
+        this.grids.set(name, created);
+        this.panes.appendChild(
+          h('div.pane', { 'data-pane': name }, h('div.pane-bar', {}, h('span.row-count'), h('span.spacer'), h('button', { type: 'button', onclick: () => created.exportCsv() }, 'Export CSV')), created.element),
         );
-        this.panes.appendChild(pane);
       }
       const data = this.shown.get(name)!;
-      grid.setData(data.columns, data.rows);
+      grid.setData(data.columns, data.rows, this.final);
       const pane = this.panes.querySelector<HTMLElement>(`[data-pane="${CSS.escape(name)}"] .row-count`);
       if (pane) pane.textContent = `${fmtNumber(data.rows.length)} rows`;
     }
@@ -549,9 +444,28 @@ export class ExplorePage {
         this.grids.delete(name);
       }
     }
+    if (logShaped && primary) {
+      if (!this.logs) {
+        this.logs = new LogsView({
+          database: () => this.database.value,
+          table: () => this.sourceTable(),
+          range: () => {
+            const [fromMs, toMs] = resolveRange(this.picker.range);
+            return { fromMs, toMs };
+          },
+          rerun: () => this.rerun(),
+        });
+        this.panes.appendChild(h('div.pane', { 'data-pane': 'Logs' }, this.logs.element));
+      }
+      this.logs.setData(primary.columns, primary.rows, this.isDark());
+    } else if (this.logs && this.resultsSection.dataset.state !== 'running') {
+      this.logs.element.parentElement?.remove();
+      this.logs.dispose();
+      this.logs = null;
+    }
     if (vis) {
       if (!this.chart) {
-        this.chart = new ResultChart();
+        this.chart = new ResultChart((from, to) => this.zoom(from, to));
         this.panes.prepend(h('div.pane', { 'data-pane': 'Chart' }, this.chart.element));
       }
     } else if (this.chart) {
@@ -559,8 +473,15 @@ export class ExplorePage {
       this.chart.dispose();
       this.chart = null;
     }
-    this.selectTab(this.activeTab);
+    this.selectTab(this.activeTab, false);
     if (vis) this.redrawChart();
+  }
+
+  /** The table a query reads first (for "show context"): its first word when it names one. */
+  private sourceTable(): string {
+    const first = /^\s*([A-Za-z_][\w]*|\['[^']+'\])/.exec(this.lastQuery)?.[1] ?? '';
+    const name = first.startsWith("['") ? first.slice(2, -2) : first;
+    return this.tables.some((t) => t.name === name) ? name : (this.tables[0]?.name ?? 'default');
   }
 
   private redrawChart(): void {
@@ -571,10 +492,11 @@ export class ExplorePage {
     if (data) this.chart.draw(vis, data.columns, data.rows, this.isDark());
   }
 
-  private selectTab(name: string): void {
+  private selectTab(name: string, byUser: boolean): void {
     this.activeTab = name;
     for (const tab of this.tabs.children) tab.setAttribute('aria-selected', String((tab as HTMLElement).dataset.tab === name));
     for (const pane of this.panes.children) (pane as HTMLElement).hidden = (pane as HTMLElement).dataset.pane !== name;
     if (name === 'Chart') this.chart?.resize();
+    if (byUser) this.writeUrl(false);
   }
 }

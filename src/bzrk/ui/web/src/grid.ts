@@ -1,6 +1,10 @@
 // A virtualized result grid: only the visible rows are in the DOM, so 100 k+ rows scroll
-// smoothly. Sortable columns, a details pane for dynamic values, copy cell/row, CSV export.
+// smoothly. Sortable, resizable columns, a column filter, a details pane that follows the
+// selected record through sorting and snapshots, copy cell/row, CSV export; trace_id and span_id
+// cells link to the trace's waterfall; datetimes read in the chosen time zone.
 import { clear, copyText, h, toast } from './dom';
+import { fmtDatetimeCell, onZoneChange } from './format';
+import { navigateTo, readParams, spanHref, traceHref } from './urlstate';
 
 export interface GridColumn {
   name: string;
@@ -15,6 +19,29 @@ export function formatCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
+}
+
+const TRACE_COLUMNS = /^(trace_?id|traceid)$/i;
+const SPAN_COLUMNS = /^(span_?id|spanid|parent_span_id)$/i;
+
+/** Where a cell links to: a trace id, or a span id (with its row's trace id when there is one). */
+export function cellLink(columns: GridColumn[], row: unknown[], column: number): string | null {
+  const value = row[column];
+  if (typeof value !== 'string' || !/^[0-9a-f]{16,32}$/i.test(value)) return null;
+  const name = columns[column].name;
+  const params = readParams();
+  if (TRACE_COLUMNS.test(name)) return traceHref(value, undefined, params.range, params.db);
+  if (SPAN_COLUMNS.test(name)) {
+    const traceColumn = columns.findIndex((c) => TRACE_COLUMNS.test(c.name));
+    const traceId = traceColumn >= 0 ? row[traceColumn] : null;
+    if (typeof traceId === 'string' && traceId) return traceHref(traceId, value, params.range, params.db);
+    return spanHref(value, params.range, params.db);
+  }
+  return null;
+}
+
+function displayCell(column: GridColumn, value: unknown): string {
+  return column.type === 'datetime' ? fmtDatetimeCell(value) : formatCell(value);
 }
 
 function compare(a: unknown, b: unknown): number {
@@ -50,8 +77,12 @@ export class ResultGrid {
   private rows: unknown[][] = [];
   private order: number[] = [];
   private widths: number[] = [];
+  private resized = new Set<number>();
   private sort: { column: number; descending: boolean } | null = null;
   private selected: { row: number; column: number } | null = null;
+  private filterColumn = h('select.grid-filter-column', { 'aria-label': 'Filter column', onchange: () => this.refilter() });
+  private filterText = h('input.grid-filter', { type: 'search', placeholder: 'Filter rows…', 'aria-label': 'Filter rows', oninput: () => this.refilter() });
+  private filterCount = h('span.muted.grid-filter-count');
   private frame = 0;
 
   constructor(private name: string) {
@@ -61,26 +92,52 @@ export class ResultGrid {
     this.viewport = h('div.grid-viewport', { tabindex: 0, onscroll: () => this.schedule() }, this.header, this.spacer, this.body);
     this.viewport.addEventListener('keydown', (e) => this.onKey(e));
     this.details = h('div.grid-details', { hidden: true });
-    this.element = h('div.grid', { role: 'grid', 'aria-label': `result table ${name}`, 'data-table': name }, this.viewport, this.details);
+    const filterBar = h('div.grid-filter-bar', {}, this.filterColumn, this.filterText, this.filterCount);
+    this.element = h('div.grid', { role: 'grid', 'aria-label': `result table ${name}`, 'data-table': name }, filterBar, this.viewport, this.details);
     new ResizeObserver(() => this.schedule()).observe(this.viewport);
+    onZoneChange(() => this.render());
   }
 
-  /** Replaces the grid's data (a new snapshot), keeping sort, scroll position and widths. */
-  setData(columns: GridColumn[], rows: unknown[][]): void {
+  /**
+   * Replaces the grid's data (a new snapshot), keeping sort, filter, selection and scroll.
+   * Column widths follow the data until the user resizes a column; `final` marks the last
+   * snapshot, whose rows set the widths.
+   */
+  setData(columns: GridColumn[], rows: unknown[][], final = false): void {
     const sameShape = columns.length === this.columns.length && columns.every((c, i) => c.name === this.columns[i]?.name);
     this.columns = columns;
     this.rows = rows;
     if (!sameShape) {
       this.sort = null;
       this.selected = null;
-      this.widths = columns.map((c, i) => this.measure(c, i));
-      this.renderHeader();
+      this.resized.clear();
+      this.details.hidden = true;
+      clear(this.filterColumn);
+      this.filterColumn.append(h('option', { value: '-1' }, 'All columns'), ...columns.map((c, i) => h('option', { value: String(i) }, c.name)));
     }
+    if (!sameShape || final || rows.length <= 50) this.widths = columns.map((c, i) => (this.resized.has(i) && this.widths[i]) || this.measure(c, i));
+    if (this.selected && this.selected.row >= rows.length) this.selected = null;
+    this.renderHeader();
     this.applySort();
     this.element.dataset.rows = String(rows.length);
-    this.spacer.style.height = `${rows.length * ROW_HEIGHT}px`;
+    this.element.dataset.final = String(final);
+    this.layout();
+    if (!this.details.hidden) this.showDetails();
+  }
+
+  private layout(): void {
+    this.element.dataset.shown = String(this.order.length);
+    this.filterCount.textContent = this.filterText.value ? `${this.order.length} of ${this.rows.length}` : '';
+    this.spacer.style.height = `${this.order.length * ROW_HEIGHT}px`;
     this.spacer.style.width = `${this.totalWidth()}px`;
+    this.header.style.width = `${this.totalWidth()}px`;
     this.render();
+  }
+
+  private refilter(): void {
+    this.applySort();
+    this.layout();
+    if (!this.details.hidden) this.showDetails();
   }
 
   get rowCount(): number {
@@ -99,22 +156,42 @@ export class ResultGrid {
 
   private measure(column: GridColumn, index: number): number {
     let chars = column.name.length + column.type.length + 3;
-    for (let r = 0; r < Math.min(this.rows.length, 50); r++) {
-      chars = Math.max(chars, Math.min(formatCell(this.rows[r][index]).length, 60));
+    // The first rows and an even sample of the rest: a wide value deep in the table counts too.
+    const n = this.rows.length;
+    const stride = Math.max(1, Math.floor(n / 50));
+    for (let r = 0; r < n; r = r < 50 ? r + 1 : r + stride) {
+      chars = Math.max(chars, Math.min(displayCell(column, this.rows[r][index]).length, 60));
     }
     if (column.type === 'datetime') chars = Math.max(chars, 28);
     return Math.min(520, Math.max(70, chars * 7.5 + 18));
   }
 
+  /** Wide enough for the largest row number (1 to 7 digits), no wider. */
+  private rownumWidth(): number {
+    return Math.max(32, String(Math.max(1, this.rows.length)).length * 7.5 + 18);
+  }
+
   private totalWidth(): number {
-    return this.widths.reduce((a, b) => a + b, 0) + 48;
+    return this.widths.reduce((a, b) => a + b, 0) + this.rownumWidth();
   }
 
   private renderHeader(): void {
     clear(this.header);
-    this.header.appendChild(h('div.grid-cell.grid-rownum', {}, '#'));
+    this.header.appendChild(h('div.grid-cell.grid-rownum', { style: { width: `${this.rownumWidth()}px` } }, '#'));
     this.columns.forEach((column, index) => {
       const sorted = this.sort?.column === index ? (this.sort.descending ? ' ▼' : ' ▲') : '';
+      const handle = h('span.col-resize', {
+        title: 'Drag to resize, double-click to fit',
+        onmousedown: (e: MouseEvent) => this.startResize(e, index),
+        onclick: (e: Event) => e.stopPropagation(),
+        ondblclick: (e: Event) => {
+          e.stopPropagation();
+          this.resized.delete(index);
+          this.widths[index] = this.measure(column, index);
+          this.renderHeader();
+          this.layout();
+        },
+      });
       this.header.appendChild(
         h(
           'div.grid-cell.grid-head',
@@ -122,16 +199,38 @@ export class ResultGrid {
             role: 'columnheader',
             title: `${column.name}: ${column.type} — click to sort`,
             style: { width: `${this.widths[index]}px` },
+            'data-column': column.name,
             'aria-sort': this.sort?.column === index ? (this.sort.descending ? 'descending' : 'ascending') : 'none',
             onclick: () => this.toggleSort(index),
           },
           h('span.col-name', {}, column.name),
           h('span.col-type', {}, column.type),
           sorted,
+          handle,
         ),
       );
     });
     this.header.style.width = `${this.totalWidth()}px`;
+  }
+
+  private startResize(e: MouseEvent, index: number): void {
+    e.preventDefault();
+    e.stopPropagation();
+    const startX = e.clientX;
+    const startWidth = this.widths[index];
+    const move = (ev: MouseEvent) => {
+      this.widths[index] = Math.max(40, startWidth + ev.clientX - startX);
+      this.resized.add(index);
+      const head = this.header.children[index + 1] as HTMLElement | undefined;
+      if (head) head.style.width = `${this.widths[index]}px`;
+      this.layout();
+    };
+    const up = () => {
+      window.removeEventListener('mousemove', move);
+      window.removeEventListener('mouseup', up);
+    };
+    window.addEventListener('mousemove', move);
+    window.addEventListener('mouseup', up);
   }
 
   private toggleSort(column: number): void {
@@ -142,15 +241,41 @@ export class ResultGrid {
     }
     this.applySort();
     this.renderHeader();
-    this.render();
+    this.layout();
+    this.revealSelected();
   }
 
   private applySort(): void {
-    this.order = this.rows.map((_, i) => i);
+    const needle = this.filterText.value.trim().toLowerCase();
+    const only = Number(this.filterColumn.value ?? -1);
+    this.order = [];
+    for (let i = 0; i < this.rows.length; i++) {
+      if (needle) {
+        const row = this.rows[i];
+        const hit =
+          only >= 0 && only < this.columns.length
+            ? displayCell(this.columns[only], row[only]).toLowerCase().includes(needle)
+            : row.some((v, c) => displayCell(this.columns[c] ?? { name: '', type: '' }, v).toLowerCase().includes(needle));
+        if (!hit) continue;
+      }
+      this.order.push(i);
+    }
     const sort = this.sort;
     if (!sort) return;
     const sign = sort.descending ? -1 : 1;
     this.order.sort((a, b) => sign * compare(this.rows[a][sort.column], this.rows[b][sort.column]) || a - b);
+  }
+
+  /** Scrolls the selected record into view at its position in the current order. */
+  private revealSelected(): void {
+    if (!this.selected) return;
+    const position = this.order.indexOf(this.selected.row);
+    if (position < 0) return;
+    const top = position * ROW_HEIGHT;
+    if (top < this.viewport.scrollTop || top > this.viewport.scrollTop + this.viewport.clientHeight - 2 * ROW_HEIGHT) {
+      this.viewport.scrollTop = Math.max(0, top - this.viewport.clientHeight / 2);
+    }
+    if (!this.details.hidden) this.showDetails();
   }
 
   private schedule(): void {
@@ -170,11 +295,18 @@ export class ResultGrid {
     for (let position = first; position < last; position++) {
       const rowIndex = this.order[position];
       const row = this.rows[rowIndex];
-      const line = h('div.grid-row', { role: 'row', style: { top: `${position * ROW_HEIGHT}px` } });
-      line.appendChild(h('div.grid-cell.grid-rownum', {}, String(position + 1)));
+      const line = h('div.grid-row', {
+        role: 'row',
+        style: { top: `${position * ROW_HEIGHT}px` },
+        'data-row': String(rowIndex),
+        'aria-selected': this.selected?.row === rowIndex ? 'true' : undefined,
+      });
+      line.appendChild(h('div.grid-cell.grid-rownum', { style: { width: `${this.rownumWidth()}px` } }, String(position + 1)));
       row.forEach((value, column) => {
         const isSelected = this.selected?.row === rowIndex && this.selected.column === column;
-        const text = formatCell(value);
+        const text = displayCell(this.columns[column] ?? { name: '', type: '' }, value);
+        const shown = text.length > MAX_CELL_CHARS ? text.slice(0, MAX_CELL_CHARS) + '…' : text;
+        const href = this.columns[column] ? cellLink(this.columns, row, column) : null;
         const cell = h(
           'div.grid-cell',
           {
@@ -185,7 +317,9 @@ export class ResultGrid {
             onclick: () => this.select(rowIndex, column),
             ondblclick: () => this.select(rowIndex, column, true),
           },
-          text.length > MAX_CELL_CHARS ? text.slice(0, MAX_CELL_CHARS) + '…' : text,
+          href
+            ? h('a.trace-link', { href, title: 'Open the trace', onclick: (e: Event) => (e.preventDefault(), e.stopPropagation(), navigateTo(href)) }, shown)
+            : shown,
         );
         line.appendChild(cell);
       });
@@ -211,18 +345,21 @@ export class ResultGrid {
 
   private showDetails(): void {
     const selected = this.selected;
-    if (!selected) return;
+    if (!selected || !this.rows[selected.row]) return;
     const column = this.columns[selected.column];
     const value = this.rows[selected.row][selected.column];
     const pretty = value !== null && typeof value === 'object' ? JSON.stringify(value, null, 2) : formatCell(value);
+    const position = this.order.indexOf(selected.row);
     clear(this.details);
     this.details.hidden = false;
+    this.details.dataset.row = String(selected.row);
     this.details.append(
       h(
         'div.details-bar',
         {},
         h('strong', {}, `${column.name}`),
         h('span.muted', {}, ` ${column.type}`),
+        h('span.muted', { 'data-testid': 'details-position' }, position >= 0 ? ` · row ${position + 1}` : ' · filtered out'),
         h('span.spacer'),
         h('button', { type: 'button', onclick: () => this.copyCell() }, 'Copy cell'),
         h('button', { type: 'button', onclick: () => this.copyRow() }, 'Copy row'),
@@ -269,5 +406,6 @@ export class ResultGrid {
     if (top > this.viewport.scrollTop + this.viewport.clientHeight - 2 * ROW_HEIGHT)
       this.viewport.scrollTop = top - this.viewport.clientHeight + 2 * ROW_HEIGHT;
     this.render();
+    if (!this.details.hidden) this.showDetails();
   }
 }

@@ -1,9 +1,12 @@
 // The app shell: sign-in, the top bar (navigation, theme, sign-out) and client-side routing.
+import { AlertsPage } from './alerts';
 import { login, logout, me, type Me } from './api';
+import { DashboardListPage, DashboardPage } from './dashboards';
 import { clear, h } from './dom';
 import { ExplorePage } from './explore';
 import { SettingsPage } from './settings';
 import './style.css';
+import { TracingPage } from './tracing';
 
 const root = document.getElementById('app')!;
 let current: Me | null = null;
@@ -21,7 +24,7 @@ function toggleTheme(): void {
 }
 
 function navigate(path: string): void {
-  if (location.pathname !== path) history.pushState(null, '', path);
+  if (`${location.pathname}${location.search}` !== path) history.pushState(null, '', path);
   void route();
 }
 
@@ -66,7 +69,7 @@ function topBar(who: Me, active: string): HTMLElement {
     'header.topbar',
     {},
     h('span.logo', {}, 'bzrk'),
-    h('nav', {}, link('/explore', 'Explore'), isAdmin ? link('/settings', 'Settings') : null),
+    h('nav', {}, link('/explore', 'Explore'), link('/tracing', 'Tracing'), link('/dashboards', 'Dashboards'), link('/alerts', 'Alerts'), isAdmin ? link('/settings', 'Settings') : null),
     h('span.spacer'),
     h('button.icon', { type: 'button', title: 'Toggle dark/light theme', 'aria-label': 'Toggle theme', onclick: toggleTheme }, '◐'),
     h('span.who', { 'data-testid': 'who' }, who.user?.username ?? who.subject),
@@ -93,24 +96,37 @@ async function route(): Promise<void> {
     explore = null;
     clear(root);
     root.appendChild(loginPage());
-    if (path !== '/login') history.replaceState(null, '', `/login${path !== '/' ? `?next=${encodeURIComponent(path)}` : ''}`);
+    const here = `${path}${location.search}`;
+    if (path !== '/login') history.replaceState(null, '', `/login${path !== '/' ? `?next=${encodeURIComponent(here)}` : ''}`);
     return;
   }
   if (path === '/login' || path === '/') {
-    history.replaceState(null, '', '/explore');
+    const next = new URLSearchParams(location.search).get('next');
+    history.replaceState(null, '', next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/login') ? next : '/explore');
     return route();
   }
   clear(root);
   if (path.startsWith('/settings') && current.roles.includes('admin')) {
     root.append(topBar(current, '/settings'), new SettingsPage().element);
+  } else if (path === '/tracing') {
+    root.append(topBar(current, '/tracing'), new TracingPage(isDark).element);
+  } else if (path === '/dashboards') {
+    root.append(topBar(current, '/dashboards'), new DashboardListPage().element);
+  } else if (path.startsWith('/dashboards/')) {
+    const id = decodeURIComponent(path.slice('/dashboards/'.length));
+    root.append(topBar(current, '/dashboards'), new DashboardPage(id, isDark).element);
+  } else if (path === '/alerts' || path.startsWith('/alerts/')) {
+    root.append(topBar(current, '/alerts'), new AlertsPage(decodeURIComponent(path.slice('/alerts/'.length)) || null).element);
   } else {
     if (path !== '/explore') history.replaceState(null, '', '/explore');
-    explore ??= new ExplorePage(isDark);
+    // The explorer keeps its state between visits; a link with a query builds it anew.
+    if (!explore || new URLSearchParams(location.search).has('q')) explore = new ExplorePage(isDark);
     root.append(topBar(current, '/explore'), explore.element);
   }
 }
 
 window.addEventListener('popstate', () => void route());
+window.addEventListener('bzrk:navigate', (e) => navigate((e as CustomEvent<string>).detail));
 window.addEventListener('bzrk:signed-out', () => {
   if (!current) return;
   current = null;

@@ -1,5 +1,6 @@
-// Settings (admins): service principals and their tokens, ingest tokens, users — all through
-// the gateway's admin API. Secrets (tokens, generated passwords) are shown once, with a copy button.
+// Settings (admins): service principals and their tokens, ingest tokens, users, access (the
+// permission tuples: who may see which database) and the audit log — all through the gateway's
+// admin API. Secrets (tokens, generated passwords) are shown once, with a copy button.
 import { api } from './api';
 import { clear, copyText, h, toast } from './dom';
 
@@ -35,7 +36,30 @@ interface User {
   disabled?: boolean;
 }
 
+interface Grant {
+  id: string | null;
+  principal: string; // user:<id> | sp:<id>
+  principal_name: string;
+  relation: string;
+  object: string; // database:<name> | cluster
+  database: string | null;
+}
+interface AuditEvent {
+  id: number;
+  at: string;
+  event: string;
+  outcome: string;
+  reason: string;
+  actor: string;
+  actor_name: string;
+  target: string;
+  surface: string;
+  address: string;
+}
+
 const ROLES = ['member', 'admin'];
+const RELATIONS = ['viewer', 'editor', 'admin'];
+const AUDIT_PAGE = 50;
 
 function secretBox(label: string, secret: string): HTMLElement {
   return h(
@@ -68,12 +92,25 @@ export class SettingsPage {
   private spSection = h('section.card', { 'aria-labelledby': 'sp-title' });
   private ingestSection = h('section.card', { 'aria-labelledby': 'ingest-title' });
   private userSection = h('section.card', { 'aria-labelledby': 'users-title' });
+  private accessSection = h('section.card', { 'aria-labelledby': 'access-title' });
+  private auditSection = h('section.card', { 'aria-labelledby': 'audit-title' });
 
   constructor() {
-    this.element = h('div.settings', {}, h('h1', {}, 'Settings'), this.spSection, this.ingestSection, this.userSection);
+    this.element = h(
+      'div.settings',
+      {},
+      h('h1', {}, 'Settings'),
+      this.spSection,
+      this.ingestSection,
+      this.userSection,
+      this.accessSection,
+      this.auditSection,
+    );
     void this.renderServicePrincipals();
     void this.renderIngestTokens();
     void this.renderUsers();
+    void this.renderAccess();
+    void this.renderAudit();
   }
 
   // -- service principals ---------------------------------------------------------------------
@@ -321,5 +358,130 @@ export class SettingsPage {
     table.appendChild(body);
     clear(section);
     section.append(h('h2#users-title', {}, 'Users'), h('p.muted', {}, 'Local accounts that sign in to this UI and the CLI.'), ...(secret ? [secret] : []), form, table);
+  }
+
+  // -- access: permission tuples (principal, relation, database) ------------------------------
+  private async renderAccess(): Promise<void> {
+    const section = this.accessSection;
+    const principal = h('select', { 'aria-label': 'Principal', required: true });
+    const relation = h('select', { 'aria-label': 'Relation' });
+    for (const r of RELATIONS) relation.appendChild(h('option', { value: r }, r));
+    const database = h('select', { 'aria-label': 'Database', required: true });
+    const form = h(
+      'form.inline-form',
+      {
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          void run(async () => {
+            await api('POST', '/api/v1/admin/grants', { principal: principal.value, relation: relation.value, database: database.value });
+            toast(`Granted ${relation.value} on ${database.value}`);
+            await this.renderAccess();
+          });
+        },
+      },
+      principal,
+      relation,
+      database,
+      h('button.primary', { type: 'submit' }, 'Grant'),
+    );
+    const table = h('table.list', { 'aria-label': 'Grants' }, h('thead', {}, h('tr', {}, h('th', {}, 'Principal'), h('th', {}, 'Relation'), h('th', {}, 'Object'), h('th', {}, ''))));
+    const body = h('tbody');
+    try {
+      const [{ users }, { service_principals: sps }, { databases }, { grants }] = await Promise.all([
+        api<{ users: User[] }>('GET', '/api/v1/admin/users'),
+        api<{ service_principals: ServicePrincipal[] }>('GET', '/api/v1/admin/service-principals'),
+        api<{ databases: { name: string }[] }>('GET', '/api/v1/databases'),
+        api<{ grants: Grant[] }>('GET', '/api/v1/admin/grants'),
+      ]);
+      // Keys name principals: a user and a service principal may share a name.
+      for (const u of users) principal.appendChild(h('option', { value: `user:${u.id}` }, `${u.username} (user)`));
+      for (const sp of sps) principal.appendChild(h('option', { value: `sp:${sp.id}` }, `${sp.name} (service principal)`));
+      for (const db of databases) database.appendChild(h('option', { value: db.name }, db.name));
+      database.appendChild(h('option', { value: 'cluster' }, 'cluster (admin role)'));
+      for (const grant of grants) {
+        const target = grant.database ?? 'cluster';
+        body.appendChild(
+          h(
+            'tr',
+            { 'data-principal': grant.principal },
+            h('td', {}, grant.principal_name || grant.principal, h('div.muted', {}, grant.principal)),
+            h('td', {}, grant.relation),
+            h('td', {}, grant.object),
+            h(
+              'td.actions',
+              {},
+              h(
+                'button.danger',
+                {
+                  type: 'button',
+                  'aria-label': `Revoke ${grant.relation} on ${target} from ${grant.principal_name || grant.principal}`,
+                  onclick: () =>
+                    void run(async () => {
+                      const params = new URLSearchParams({ principal: grant.principal, relation: grant.relation, database: target });
+                      await api('DELETE', `/api/v1/admin/grants?${params}`);
+                      toast(`Revoked ${grant.relation} on ${target}`);
+                      await this.renderAccess();
+                    }),
+                },
+                'Revoke',
+              ),
+            ),
+          ),
+        );
+      }
+    } catch (e) {
+      body.appendChild(h('tr', {}, h('td', { colspan: 4 }, (e as Error).message)));
+    }
+    table.appendChild(body);
+    clear(section);
+    section.append(
+      h('h2#access-title', {}, 'Access'),
+      h('p.muted', {}, 'Who may see which database: viewer (query), editor (also tables and ingest tokens), admin (also grants). A new member starts with viewer on default. Changes apply to the next request.'),
+      form,
+      table,
+    );
+  }
+
+  // -- the audit log --------------------------------------------------------------------------
+  private async renderAudit(before?: number, rows?: HTMLElement): Promise<void> {
+    const section = this.auditSection;
+    let body = rows;
+    if (!body) {
+      body = h('tbody');
+      const table = h(
+        'table.list',
+        { 'aria-label': 'Audit log' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'When'), h('th', {}, 'Event'), h('th', {}, 'Outcome'), h('th', {}, 'Who'), h('th', {}, 'Target'), h('th', {}, 'Where'))),
+        body,
+      );
+      clear(section);
+      section.append(h('h2#audit-title', {}, 'Audit log'), h('p.muted', {}, 'Sign-ins, token mint and revoke, grant changes and refused requests, newest first.'), table);
+    }
+    section.querySelector('button.more')?.remove();
+    try {
+      const params = new URLSearchParams({ limit: String(AUDIT_PAGE), ...(before ? { before: String(before) } : {}) });
+      const { events } = await api<{ events: AuditEvent[] }>('GET', `/api/v1/admin/audit?${params}`);
+      for (const ev of events) {
+        const outcome = ev.reason ? `${ev.outcome}: ${ev.reason}` : ev.outcome;
+        body.appendChild(
+          h(
+            'tr',
+            { 'data-event': ev.event, 'data-outcome': ev.outcome },
+            h('td', {}, new Date(ev.at).toLocaleString()),
+            h('td', {}, ev.event),
+            h('td', {}, outcome),
+            h('td', { title: ev.actor }, ev.actor_name || ev.actor || '—'),
+            h('td', {}, ev.target),
+            h('td', {}, [ev.surface, ev.address].filter(Boolean).join(' ')),
+          ),
+        );
+      }
+      if (events.length === AUDIT_PAGE) {
+        const last = events[events.length - 1]!.id;
+        section.append(h('button.more', { type: 'button', onclick: () => void this.renderAudit(last, body) }, 'Older events'));
+      }
+    } catch (e) {
+      body.appendChild(h('tr', {}, h('td', { colspan: 6 }, (e as Error).message)));
+    }
   }
 }

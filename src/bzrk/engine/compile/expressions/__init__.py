@@ -1,0 +1,1 @@
+"""Scalar expressions: the expression compiler and the calls it compiles from their syntax."""

@@ -1,0 +1,265 @@
+"""Scalar KQL expressions → typed ClickHouse SQL, with KQL's operator semantics.
+
+The compiler types every expression itself (literal types, column types of the input,
+function result types from :mod:`bzrk.engine.compile.functions.table`), because the SQL it must
+emit depends on them: ``datetime - datetime`` is a timespan in ticks, ``%`` is a mathematical
+modulo, ``/`` on integers truncates, ``has`` matches whole terms, strings are never null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths, deadline
+from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.expressions.special import SPECIAL
+from bzrk.engine.compile.functions.table import lookup
+from bzrk.engine.compile.functions.window import WINDOW_FUNCTIONS
+from bzrk.engine.compile.literals import literal
+from bzrk.engine.compile.scope import Scope
+from bzrk.engine.compile.semantics import (
+    arithmetic,
+    comparable,
+    compare,
+    expand_dynamic,
+    in_values,
+    string_op,
+)
+from bzrk.engine.compile.typed import (
+    NUMERIC_RANK,
+    T,
+    Typed,
+    cast_to,
+    from_dynamic,
+    from_ticks,
+    lit,
+    ticks,
+    to_json,
+)
+from bzrk.kql import syntax as K
+
+
+class ExprCompiler:
+    """Compiles one scalar expression tree in a :class:`Scope`."""
+
+    def __init__(self, scope: Scope, *, aggregates: Any = None) -> None:
+        self.scope = scope
+        self.aggregates = aggregates  # an AggregateContext inside summarize, else None
+
+    # --- entry ---------------------------------------------------------------------------
+
+    def compile(self, node: K.Expr) -> Typed:
+        deadline.check()
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise unsupported(node, f"{type(node).__name__} expressions are not supported")
+        return method(node)
+
+    def as_bool(self, value: Typed) -> S.Expr:
+        if value.type == "bool":
+            return value.sql
+        if value.type == "dynamic":
+            return from_dynamic(value.sql, "bool").sql
+        if value.type in NUMERIC_RANK:
+            return T("({0} != 0)", value.sql)
+        if value.type == "string":
+            return T("(lower({0}) = 'true')", value.sql)
+        return value.sql
+
+    # --- leaves --------------------------------------------------------------------------
+
+    def _Literal(self, node: K.Literal) -> Typed:
+        return literal(node.type, node.value)
+
+    def _NameRef(self, node: K.NameRef) -> Typed:
+        name = node.name
+        if name in self.scope.columns:
+            return self.scope.columns[name]
+        if name in self.scope.lets:
+            value = self.scope.lets[name]
+            if isinstance(value, Typed):
+                return value
+            host = self.scope.host
+            if host is not None and getattr(value, "params", None) == () and hasattr(value, "body"):
+                # A function without parameters may be named without parentheses.
+                return host.inline_function(self, K.Call(node.span, name, ()), value)
+            raise unsupported(node, f"'{name}' is not a scalar value here")
+        lowered = name.lower()
+        if lowered in ("true", "false"):
+            return Typed(lit(lowered == "true"), "bool")
+        if bag_paths.RAW in self.scope.columns and not name.startswith("$"):
+            # Permissive resolution: a name that is no column reads the record's field
+            # (`where level == "INFO"` is `$raw.level`).
+            return self._Member(K.Member(node.span, K.NameRef(node.span, bag_paths.RAW), name))
+        raise unsupported(node, f"unknown name '{name}'", code="UnknownName")
+
+    def _Paren(self, node: K.Paren) -> Typed:
+        return self.compile(node.expr)
+
+    def _Unary(self, node: K.Unary) -> Typed:
+        value = self.compile(node.operand)
+        if node.op == "-":
+            if value.type == "string":
+                raise unsupported(node, "cannot negate a string")
+            if value.type == "int":
+                return Typed(T("toInt64(-{0})", value.sql), "long")
+            return Typed(S.Neg(value.sql), value.type)
+        return value
+
+    def _TypeOf(self, node: K.TypeOf) -> Typed:
+        # Only meaningful as a type argument (extract(..., typeof(int))); builders read the node.
+        return Typed(lit(node.type), "string")
+
+    # --- dynamic access ------------------------------------------------------------------
+
+    def _Member(self, node: K.Member) -> Typed:
+        target = node.target
+        if isinstance(target, K.NameRef) and target.name in ("$left", "$right"):
+            side = self.scope.lets.get(target.name)
+            if isinstance(side, dict) and node.name in side:
+                return side[node.name]
+            raise unsupported(node, f"unknown column {target.name}.{node.name}", code="UnknownName")
+        base = self.compile(target)
+        native = bag_paths.member(base.sql, (node.name,))
+        if native is not None:
+            return Typed(native, "dynamic")
+        if base.type != "dynamic":
+            base = Typed(to_json(base), "dynamic")
+        return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(node.name)), "dynamic")
+
+    def _Index(self, node: K.Index) -> Typed:
+        base = self.compile(node.target)
+        key = bag_paths.index_key(node.index)
+        native = bag_paths.member(base.sql, key) if key is not None else None
+        if native is not None:
+            return Typed(native, "dynamic")
+        index = self.compile(node.index)
+        if base.type != "dynamic":
+            base = Typed(to_json(base), "dynamic")
+        if index.type == "string":
+            key = node.index.value if isinstance(node.index, K.Literal) else None
+            if isinstance(key, str) and "." in key.strip("."):
+                # Bags keep OTel's dotted keys ("service.name") as nested paths (ClickHouse JSON
+                # splits them), so a dotted key is read flat first, then as that nested path.
+                parts = [p for p in key.split(".") if p]
+                path = ", ".join("{" + str(i + 2) + "}" for i in range(len(parts)))
+                template = (
+                    "coalesce(nullIf(JSONExtractRaw({0}, {1}), ''), "
+                    f"nullIf(JSONExtractRaw({{0}}, {path}), ''))"
+                )
+                return Typed(T(template, base.sql, index.sql, *(lit(p) for p in parts)), "dynamic")
+            return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, index.sql), "dynamic")
+        if index.type == "dynamic":
+            index = from_dynamic(index.sql, "long")
+        i = cast_to(index, "long").sql
+        return Typed(
+            T("nullIf(JSONExtractRaw({0}, toInt64(if({1} >= 0, {1} + 1, {1}))), '')", base.sql, i),
+            "dynamic",
+        )
+
+    # --- operators -----------------------------------------------------------------------
+
+    def _Binary(self, node: K.Binary) -> Typed:
+        op = node.op
+        if op in ("and", "or"):
+            left, right = self.compile(node.left), self.compile(node.right)
+            return Typed(S.BinOp(op.upper(), self.as_bool(left), self.as_bool(right)), "bool")
+        left, right = self.compile(node.left), self.compile(node.right)
+        if op in ("+", "-", "*", "/", "%"):
+            return arithmetic(node, op, left, right)
+        if op in ("==", "!=", "<", "<=", ">", ">=", "<>"):
+            return compare(node, "!=" if op == "<>" else op, left, right)
+        return string_op(op, left, right, node)
+
+    def _InList(self, node: K.InList) -> Typed:
+        op = node.op
+        negated = op.startswith("!")
+        base = op[1:] if negated else op
+        left = self.compile(node.left)
+        values: list[Typed] = []
+        subquery: S.Query | None = None
+        for item in node.items:
+            if isinstance(item, K.Pipeline) or self._is_tabular(item):
+                subquery = self.tabular_values(item)
+                continue
+            value = self.compile(item)
+            if value.type == "dynamic" and isinstance(item, K.Literal | K.Call | K.NameRef):
+                values.append(value)
+            else:
+                values.append(value)
+        if base in ("in", "in~"):
+            return in_values(node, left, values, subquery, base == "in~", negated)
+        if base.startswith("has_any") or base.startswith("has_all"):
+            mode_all = base.startswith("has_all")
+            cs = base.endswith("_cs")
+            parts = [
+                string_op("has_cs" if cs else "has", left, v, node).sql
+                for v in expand_dynamic(values)
+            ]
+            if not parts:
+                return Typed(lit(mode_all), "bool")
+            expr = parts[0]
+            for p in parts[1:]:
+                expr = S.BinOp("AND" if mode_all else "OR", expr, p)
+            return Typed(S.Not(expr) if negated else expr, "bool")
+        raise unsupported(node, f"operator '{op}' is not supported")
+
+    def _is_tabular(self, item: K.Expr) -> bool:
+        if isinstance(item, K.NameRef):
+            value = self.scope.lets.get(item.name)
+            return value is not None and not isinstance(value, Typed) and hasattr(value, "columns")
+        return False
+
+    def tabular_values(self, item: K.Expr) -> S.Query:
+        host = self.scope.host
+        if host is None:
+            raise unsupported(item, "a tabular expression is not allowed here")
+        relation = host.tabular(item)
+        first = relation.columns[0]
+        return S.Select(columns=[(S.Col(first[0]), None)], from_=relation.source())
+
+    def _Between(self, node: K.Between) -> Typed:
+        value = self.compile(node.value)
+        low, high = self.compile(node.low), self.compile(node.high)
+        if value.type == "datetime" and high.type == "timespan":
+            high = Typed(from_ticks(S.BinOp("+", ticks(low.sql), high.sql)), "datetime")
+        a, lo = comparable(value, low)
+        a2, hi = comparable(value, high)
+        expr = S.BinOp("AND", S.BinOp(">=", a.sql, lo.sql), S.BinOp("<=", a2.sql, hi.sql))
+        return Typed(S.Not(expr) if node.negated else expr, "bool")
+
+    # --- calls ---------------------------------------------------------------------------
+
+    def _Call(self, node: K.Call) -> Typed:
+        name = node.name
+        if node.target is not None:
+            raise unsupported(node, f"dotted call '{name}' is not supported")
+        user = self.scope.lets.get(name)
+        if user is not None and hasattr(user, "params") and hasattr(user, "body"):
+            host = self.scope.host
+            if host is not None:
+                return host.inline_function(self, node, user)
+        if self.aggregates is not None:
+            handled = self.aggregates.try_aggregate(self, node)
+            if handled is not None:
+                return handled
+        if self.scope.row_window is not None and name in WINDOW_FUNCTIONS:
+            return self.scope.row_window(name, [self.compile(a) for a in node.args], node)
+        special = SPECIAL.get(name)
+        if special is not None:
+            return special(self, node)
+        builder = lookup(name)
+        if builder is None:
+            raise unsupported(node, f"function '{name}' is not supported", code="UnknownFunction")
+        args = [self.compile(a) for a in node.args]
+        try:
+            return builder(self, args, node)
+        except IndexError as exc:
+            raise unsupported(
+                node, f"wrong number of arguments to '{name}'", code="WrongArgumentCount"
+            ) from exc
+        except ValueError as exc:  # a translation refusing an argument (a bad part name, …)
+            raise unsupported(node, f"{name}(): {exc}", code="InvalidArgument") from exc
+
+    # --- helpers used by the function table ------------------------------------------------

@@ -1,0 +1,115 @@
+"""Calls the expression compiler handles itself because they need more than their arguments'
+values: the row (`pack_all`, `column_ifexists`, `estimate_data_size(*)`) or a tabular argument
+(`toscalar`, `column_names_of`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.functions.dynamic import bag_pack
+from bzrk.engine.compile.functions.misc import estimate_data_size
+from bzrk.engine.compile.typed import T, Typed, lit
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.expressions.compiler import ExprCompiler
+
+
+def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
+    name_value = c.compile(node.args[0])
+    name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
+    if isinstance(name, str) and name in c.scope.columns:
+        return c.scope.columns[name]
+    return c.compile(node.args[1])
+
+
+def reads_columns(expr: Any) -> bool:
+    """Whether an SQL tree reads a column of the current row (subqueries aside)."""
+    if isinstance(expr, S.Col):
+        return True
+    if isinstance(expr, S.ScalarSubquery) or not dataclasses.is_dataclass(expr):
+        return False
+    for f in dataclasses.fields(expr):
+        value = getattr(expr, f.name)
+        items = value if isinstance(value, list | tuple) else [value]
+        if any(reads_columns(v) for v in items):
+            return True
+    return False
+
+
+def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
+    host = c.scope.host
+    if host is None or not node.args:
+        raise unsupported(node, "toscalar needs a tabular argument")
+    # toscalar() is evaluated once per query: it cannot use a value of the current row (a
+    # function parameter bound to a column, say).
+    for ref in node.args[0].walk():
+        if isinstance(ref, K.NameRef):
+            bound = c.scope.lets.get(ref.name)
+            if isinstance(bound, Typed) and reads_columns(bound.sql):
+                raise unsupported(
+                    ref,
+                    f"toscalar() cannot depend on the row value '{ref.name}'",
+                    code="InvalidArgument",
+                )
+    if isinstance(node.args[0], K.Pipeline):
+        relation = host.tabular(node.args[0])
+    else:
+        try:
+            relation = host.tabular(node.args[0])
+        except CompileError:
+            return c.compile(node.args[0])
+    name, kql_type = relation.columns[0]
+    query = S.Select(columns=[(S.Col(name), None)], from_=relation.source(), limit=lit(1))
+    return Typed(S.ScalarSubquery(query), kql_type)
+
+
+def _pack_all(c: ExprCompiler, node: K.Call) -> Typed:
+    skip_nulls = (
+        bool(node.args) and isinstance(node.args[0], K.Literal) and node.args[0].value is True
+    )
+    args: list[Typed] = []
+    pairs = []
+    row = c.scope.input_columns if c.scope.input_columns is not None else c.scope.columns
+    for name, value in row.items():
+        if name.startswith("__"):
+            continue
+        pairs.append((name, value))
+    for name, value in pairs:
+        args += [Typed(lit(name), "string"), value]
+    bag = bag_pack(c, args, node)
+    if skip_nulls:
+        return Typed(
+            T(
+                "concat('{{', arrayStringConcat(arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), "
+                "arrayFilter(kv -> kv.2 NOT IN ('null', '\"\"', '{{}}', '[]'), JSONExtractKeysAndValuesRaw({0}))), ','), '}}')",
+                bag.sql,
+            ),
+            "dynamic",
+        )
+    return bag
+
+
+def column_names_of(c: ExprCompiler, node: K.Call) -> Typed:
+    host = c.scope.host
+    if host is None or not node.args:
+        raise unsupported(node, "column_names_of needs a tabular argument")
+    relation = host.tabular(node.args[0])
+    names = [n for n, _ in relation.columns if not n.startswith("__")]
+    return Typed(S.Lit(json.dumps(names, separators=(",", ":"))), "dynamic")
+
+
+# Calls compiled from their syntax node (the row or a tabular argument), not their values.
+SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
+    "column_ifexists": _column_ifexists,
+    "estimate_data_size": estimate_data_size,
+    "toscalar": _toscalar,
+    "pack_all": _pack_all,
+    "column_names_of": column_names_of,
+}

@@ -1,0 +1,1 @@
+"""Scalar functions, aggregates and their families: KQL calls → typed ClickHouse SQL."""

@@ -1,0 +1,1 @@
+"""Series functions over dynamic arrays: element-wise math, fills, filters, fits, decomposition."""

@@ -1,0 +1,1 @@
+"""Tabular operators, one module per family: each compiles its operator into CTEs."""

@@ -1,0 +1,141 @@
+"""The `search` operator: a predicate (with free-text terms) over one or several tables.
+
+`"term"` matches rows where any string column has the term (`term*`, `*term`, `*term*` ask
+for a prefix, suffix or substring), `Col:"term"` where that column has it, `* has "x"` is the
+explicit form. Without `in (...)` and without input, search covers the tables (and views)
+the query defines; tables that lack a column the predicate names contribute no rows. Each
+row carries the name of its table in `$table`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.operators.combine import op_union
+from bzrk.engine.compile.operators.where import op_where
+from bzrk.engine.compile.relation import Relation, UserFunction
+from bzrk.engine.compile.rewrite import rewrite
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.context import CompileContext
+    from bzrk.engine.compile.relation import Relation
+
+
+def _term(span: K.Span, column: K.Expr, text: str, case_sensitive: bool) -> K.Expr:
+    suffix = "_cs" if case_sensitive else ""
+    if len(text) > 1 and text.startswith("*") and text.endswith("*"):
+        op, text = "contains", text[1:-1]
+    elif text.endswith("*"):
+        op, text = "hasprefix", text[:-1]
+    elif text.startswith("*"):
+        op, text = "hassuffix", text[1:]
+    else:
+        op = "has"
+    return K.Binary(span, op + suffix, column, K.Literal(span, "string", text, repr(text)))
+
+
+def _any_column(span: K.Span, relation: Relation, text: str, case_sensitive: bool) -> K.Expr:
+    terms = [
+        _term(span, K.NameRef(span, name), text, case_sensitive)
+        for name, kql_type in relation.columns
+        if kql_type in ("string", "dynamic") and not name.startswith("__")
+    ]
+    if not terms:
+        return K.Literal(span, "bool", False, "false")
+    result = terms[0]
+    for term in terms[1:]:
+        result = K.Binary(span, "or", result, term)
+    return K.Paren(span, result)
+
+
+def _predicate(node: K.Expr, relation: Relation, case_sensitive: bool) -> K.Expr:
+    def visit(n: K.Node) -> K.Node | None:
+        if isinstance(n, K.Literal) and n.type == "string":
+            return _any_column(n.span, relation, str(n.value), case_sensitive)
+        if isinstance(n, K.Binary):
+            if n.op == ":" and isinstance(n.right, K.Literal) and isinstance(n.right.value, str):
+                return _term(n.span, n.left, n.right.value, case_sensitive)
+            if isinstance(n.left, K.Star) and isinstance(n.right, K.Literal):
+                text = str(n.right.value)
+                if n.op in ("has", "has_cs"):
+                    return _any_column(n.span, relation, text, n.op == "has_cs" or case_sensitive)
+                raise unsupported(n, f"search: '* {n.op}' is not supported")
+            if n.op in ("and", "or"):
+                return K.Binary(
+                    n.span,
+                    n.op,
+                    _predicate(n.left, relation, case_sensitive),
+                    _predicate(n.right, relation, case_sensitive),
+                )
+            return n  # comparisons keep their string literals
+        if isinstance(n, K.Call) and n.name == "not" and n.args:
+            return K.Call(n.span, "not", (_predicate(n.args[0], relation, case_sensitive),))
+        return None
+
+    return rewrite(node, visit)  # type: ignore[no-any-return]
+
+
+def _case_sensitive(op: K.Search) -> bool:
+    for param in op.params:
+        if param.name.lower() == "kind":
+            value = param.value
+            return isinstance(value, K.NameRef) and value.name.lower() == "case_sensitive"
+    return False
+
+
+def _filtered(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation | None:
+
+    predicate = _predicate(op.predicate, relation, _case_sensitive(op))
+    try:
+        return op_where(ctx, K.Where(op.span, predicate), relation)
+    except CompileError as error:
+        if error.code == "UnknownName":
+            return None
+        raise
+
+
+def op_search(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation:
+    """`T | search predicate`: the rows of T that match."""
+    if op.tables:
+        raise unsupported(op, "a piped search takes no 'in' tables")
+    result = _filtered(ctx, op, relation)
+    if result is None:
+        raise unsupported(
+            op.predicate, "search: the predicate names an unknown column", code="UnknownName"
+        )
+    return result
+
+
+def src_search(ctx: CompileContext, op: K.Search) -> Relation:
+
+    if op.tables:
+        names = list(op.tables)
+    else:
+        names = [
+            K.NameRef(op.span, name)
+            for name, value in ctx.lets.items()
+            if not name.startswith("$")
+            and (
+                isinstance(value, Relation)
+                or (isinstance(value, UserFunction) and not value.params)
+            )
+        ]
+    if not names:
+        raise unsupported(op, "search has no tables to look in", code="UnknownTable")
+    with ctx.bound({}):
+        refs: list[K.Expr] = []
+        for node in names:
+            filtered = _filtered(ctx, op, ctx.tabular(node))
+            if filtered is None:
+                continue
+            name = node.name if isinstance(node, K.NameRef) else f"table_{len(refs)}"
+            ctx.lets[name] = filtered
+            refs.append(K.NameRef(node.span, name))
+        if not refs:
+            raise unsupported(
+                op.predicate, "search: no table has the columns it names", code="UnknownName"
+            )
+        source = K.OperatorParam(op.span, "withsource", K.NameRef(op.span, "$table"))
+        return op_union(ctx, K.Union(op.span, (source,), tuple(refs)), None)

@@ -1,0 +1,293 @@
+"""`summarize`: group keys, aggregates, arg_max/arg_min and percentiles, with the memory budget hook."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.expressions.compiler import ExprCompiler
+from bzrk.engine.compile.expressions.special import reads_columns
+from bzrk.engine.compile.functions.aggregates import (
+    AggregateContext,
+    checked_percent,
+    default_name,
+    is_aggregate,
+    nearest_rank_level,
+)
+from bzrk.engine.compile.naming import expr_name, unique_name
+from bzrk.engine.compile.relation import Relation
+from bzrk.engine.compile.row_order import partition_column, strip_rn
+from bzrk.engine.compile.scope import Scope
+from bzrk.engine.compile.summarize_budget import series_filter
+from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
+from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import expression_name as kql_expression_name
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.context import CompileContext
+
+
+def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Relation:
+    relation = strip_rn(ctx, relation)
+    row_scope = ctx.scope(relation)
+    used: set[str] = set()
+    columns: list[tuple[S.Expr, str]] = []
+    out: list[tuple[str, str]] = []
+    group_by: list[S.Expr] = []
+    column_counter = itertools.count(1)
+    keys: list[tuple[str, S.Expr, str]] = []
+    part = partition_column(ctx, relation)
+    if part:
+        used.add(part)
+        group_by.append(S.Col(part))
+        columns.append((S.Col(part), part))
+        out.append((part, "long"))
+    for item in op.by:
+        value = ExprCompiler(row_scope).compile(item.expr)
+        if item.names:
+            name = item.names[0]
+        else:
+            name = (
+                kql_expression_name(item.expr)
+                or by_name(item.expr)
+                or f"Column{next(column_counter)}"
+            )
+        name = unique_name(name, used)
+        used.add(name)
+        group_by.append(value.sql)
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+        keys.append((name, value.sql, value.type))
+    agg_ctx = AggregateContext(lambda: ExprCompiler(row_scope))
+    for item in op.aggregates:
+        expr = item.expr
+        if isinstance(expr, K.Call) and expr.name in ("arg_max", "arg_min"):
+            _arg_extreme(ctx, expr, item, row_scope, relation, columns, out, used)
+            continue
+        if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
+            _percentiles(ctx, expr, item, row_scope, columns, out, used)
+            continue
+        value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
+        if item.names:
+            name = item.names[0]
+        elif isinstance(expr, K.Call) and is_aggregate(expr.name):
+            name = kql_expression_name(expr, aggregate=True) or default_name(expr)
+            if expr.name == "percentile" and len(expr.args) >= 2:
+                # percentile(x, 55) is named like percentiles(x, 55): percentile_x_55.
+                with contextlib.suppress(CompileError):
+                    name = f"{name}_{_percent_label(_const(expr.args[1]))}"
+            if expr.name.startswith("covariance") and len(expr.args) >= 2:
+                # covariance(x, y) is named after both columns.
+                name = (
+                    f"{expr.name}_{expr_name(expr.args[0]) or ''}_{expr_name(expr.args[1]) or ''}"
+                )
+        else:
+            name = f"Column{next(column_counter)}"
+        name = unique_name(name, used)
+        used.add(name)
+        columns.append((value.sql, name))
+        out.append((name, value.type))
+    keep_series = series_filter(ctx.budget_policy, ctx.budgets, op, relation, keys)
+    return ctx.select(relation, columns, out, group_by=group_by, where=keep_series)
+
+
+def by_name(node: K.Expr) -> str | None:
+    name = expr_name(node)
+    if name:
+        return name
+    if (
+        isinstance(node, K.Call)
+        and node.name
+        in (
+            "bin",
+            "floor",
+            "bin_at",
+            "bin_auto",
+            "startofday",
+            "startofweek",
+            "startofmonth",
+            "startofyear",
+            "round",
+        )
+        and node.args
+    ):
+        return expr_name(node.args[0])
+    return None
+
+
+def _arg_extreme(
+    ctx: CompileContext,
+    call: K.Call,
+    item: K.NamedExpr,
+    scope: Scope,
+    relation: Relation,
+    columns: list[tuple[S.Expr, str]],
+    out: list[tuple[str, str]],
+    used: set[str],
+) -> None:
+    if not call.args:
+        raise unsupported(call, f"{call.name} needs arguments", code="WrongArgumentCount")
+    key = ExprCompiler(scope).compile(call.args[0])
+    fname = "argMax" if call.name == "arg_max" else "argMin"
+    key_name = (
+        item.names[0]
+        if item.names
+        else (expr_name(call.args[0]) or ("max_" if call.name == "arg_max" else "min_"))
+    )
+    key_name = unique_name(key_name, used)
+    used.add(key_name)
+    key_sql = key.sql if key.type != "dynamic" else to_string(key)
+    # Rows whose key is null never win (KQL ignores them).
+    columns.append((T(("max" if fname == "argMax" else "min") + "({0})", key.sql), key_name))
+    out.append((key_name, key.type))
+    extra: list[tuple[str, Typed]] = []
+    for arg in call.args[1:]:
+        if isinstance(arg, K.Star):
+            for n, _ in relation.columns:
+                if n == expr_name(call.args[0]) or n in used:
+                    continue
+                extra.append((n, scope.columns[n]))
+        else:
+            name = arg.name if isinstance(arg, K.NamedArg) else (expr_name(arg) or "")
+            value = ExprCompiler(scope).compile(arg.value if isinstance(arg, K.NamedArg) else arg)
+            extra.append((name or f"{call.name}_arg", value))
+    for name, value in extra:
+        name = unique_name(name, used)
+        used.add(name)
+        # Rows with a null key never win; when every key is null Kusto still returns a row.
+        columns.append(
+            (
+                T(
+                    "if(countIf(isNotNull({1})) > 0, "
+                    + fname
+                    + "If({0}, {1}, isNotNull({1})), any({0}))",
+                    value.sql,
+                    key_sql,
+                ),
+                name,
+            )
+        )
+        out.append((name, value.type))
+
+
+def _percentiles(
+    ctx: CompileContext,
+    call: K.Call,
+    item: K.NamedExpr,
+    scope: Scope,
+    columns: list[tuple[S.Expr, str]],
+    out: list[tuple[str, str]],
+    used: set[str],
+) -> None:
+    value = ExprCompiler(scope).compile(call.args[0])
+    column = expr_name(call.args[0]) or ""
+    weighted = call.name.startswith("percentilesw")
+    points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
+
+    def quantile(pct: Any) -> S.Expr:
+        # A percentage from a parameter or let is a constant expression, folded by ClickHouse.
+        level = (
+            T("greatest(0, toFloat64({0}) / 100.0 - 1e-12)", pct.sql)
+            if isinstance(pct, Typed)
+            else S.Lit(nearest_rank_level(float(pct)))
+        )
+        if not weighted:
+            return S.Func("quantileExactLow", [value.sql], params=[level])
+        weight = cast_to(ExprCompiler(scope).compile(call.args[1]), "long").sql
+        # A row's weight counts it that many times (null or negative weights: not at all).
+        return S.Func(
+            "quantileExactWeighted",
+            [value.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
+            params=[level],
+        )
+
+    if call.name.endswith("_array"):
+        sqls = [T("toJSONString({0})", quantile(p)) for p in points]
+        name = item.names[0] if item.names else f"percentiles_{column}"
+        name = unique_name(name, used)
+        used.add(name)
+        columns.append(
+            (T("concat('[', arrayStringConcat({0}, ','), ']')", S.Func("array", sqls)), name)
+        )
+        out.append((name, "dynamic"))
+        return
+    # Constant points share one aggregate state (ClickHouse computes the repeated call once)
+    # instead of one exact state per point.
+    shared: S.Expr | None = None
+    if not weighted and points and not any(isinstance(p, Typed) for p in points):
+        levels = [S.Lit(nearest_rank_level(float(p))) for p in points]
+        shared = S.Func("quantilesExactLow", [value.sql], params=levels)
+    for i, pct in enumerate(points):
+        if item.names and i < len(item.names):
+            name = item.names[i]
+        else:
+            # A computed percentage has no digits to show.
+            label = "p" if isinstance(pct, Typed) else _percent_label(pct)
+            name = f"percentile_{column}_{label}"
+        name = unique_name(name, used)
+        used.add(name)
+        if shared is None:
+            columns.append((quantile(pct), name))
+        else:
+            # An empty group gives null, as quantileExactLow does (quantiles gives zeros).
+            element = T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, shared)
+            columns.append((element, name))
+        out.append(
+            (
+                name,
+                value.type
+                if value.type in ("int", "long", "real", "timespan", "datetime")
+                else "real",
+            )
+        )
+
+
+def _percent_label(pct: Any) -> str:
+    """`50` → `50`, `50.0` → `50`, `99.9` → `99_9` (as Kusto names percentile columns)."""
+    label = str(pct).replace(".", "_")
+    return label[:-2] if label.endswith("_0") else label
+
+
+_PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
+
+
+def _percentile_points(nodes: Sequence[K.Expr], scope: Scope) -> list[Any]:
+    """Percentages: literals (one by one or one dynamic array) or constant expressions."""
+
+    if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
+        return [checked_percent(nodes[0], v) for v in nodes[0].value]
+    points: list[Any] = []
+    for node in nodes:
+        try:
+            points.append(checked_percent(node, _const(node)))
+            continue
+        except CompileError as exc:
+            if exc.code == "InvalidArgument":
+                raise
+        value = ExprCompiler(scope).compile(node)
+        if reads_columns(value.sql):
+            raise unsupported(node, "percentiles need constant percentages")
+        points.append(value)
+    return points
+
+
+def _const(node: K.Expr, lets: dict[str, Any] | None = None) -> Any:
+    if isinstance(node, K.Literal):
+        return node.value
+    if isinstance(node, K.Unary) and isinstance(node.operand, K.Literal):
+        return -node.operand.value
+    if isinstance(node, K.NameRef) and lets is not None and isinstance(lets.get(node.name), Typed):
+        # A constant bound to a name (a function parameter, a let): its literal inside casts.
+        sql: S.Expr = lets[node.name].sql
+        while isinstance(sql, S.Cast | S.Template) and not isinstance(sql, S.Lit):
+            inner = [sql.operand] if isinstance(sql, S.Cast) else list(sql.args)
+            if len(inner) != 1:
+                break
+            sql = inner[0]
+        if isinstance(sql, S.Lit) and isinstance(sql.value, int | float):
+            return sql.value
+    raise unsupported(node, "expected a constant")

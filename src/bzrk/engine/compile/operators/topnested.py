@@ -1,0 +1,139 @@
+"""The `top-nested` operator: a hierarchy of per-group top-N aggregations.
+
+Level i groups the rows kept by the levels above it by their values and its own `of`
+expression, aggregates, and keeps the best N groups within each parent group. Its output
+holds, for every level, the `of` value and the aggregate, in level order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.naming import expr_name
+from bzrk.engine.compile.operators.extend import op_extend
+from bzrk.engine.compile.operators.summarize import op_summarize
+from bzrk.engine.compile.row_order import strip_rn
+from bzrk.engine.compile.typed import T, cast_to
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.context import CompileContext
+    from bzrk.engine.compile.relation import Relation
+
+
+def _tuple(names: list[str], alias: str | None = None) -> S.Expr:
+    cols = [S.Col(n, alias) for n in names]
+    return T("tuple(" + ", ".join("{" + str(i) + "}" for i in range(len(cols))) + ")", *cols)
+
+
+def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> Relation:
+
+    relation = strip_rn(ctx, relation)
+    of_names: list[str] = []
+    agg_names: list[str] = []
+    used = set()
+    for index, level in enumerate(op.levels):
+        if level.others is not None:
+            raise unsupported(level.others, "top-nested 'with others' is not supported")
+        name = level.of.names[0] if level.of.names else expr_name(level.of.expr)
+        name = name or f"Column{index + 1}"
+        agg = level.by.names[0] if level.by.names else f"aggregated_{name}"
+        if name in used or agg in used:
+            raise unsupported(
+                level, "top-nested column names must be distinct", code="InvalidArgument"
+            )
+        used |= {name, agg}
+        of_names.append(name)
+        agg_names.append(agg)
+    items = tuple(
+        K.NamedExpr(level.of.span, (name,), level.of.expr)
+        for level, name in zip(op.levels, of_names, strict=True)
+    )
+    base = op_extend(ctx, K.Extend(op.span, items), relation)
+    prev: Relation | None = None
+    for i, level in enumerate(op.levels):
+        prefix = of_names[:i]
+        source = base
+        if prev is not None:
+            source = ctx.select(
+                base,
+                [(S.Col(n), n) for n, _ in base.columns],
+                base.columns,
+                where=S.InList(
+                    _tuple(prefix),
+                    S.Select(columns=[(_tuple(prefix), None)], from_=prev.source()),
+                ),
+            )
+        keys = tuple(
+            K.NamedExpr(level.span, (n,), K.NameRef(level.span, n)) for n in of_names[: i + 1]
+        )
+        aggregated = op_summarize(
+            ctx,
+            K.Summarize(
+                level.span, (), (K.NamedExpr(level.by.span, (agg_names[i],), level.by.expr),), keys
+            ),
+            source,
+        )
+        order = "DESC" if level.descending else "ASC"
+        partition = (
+            ("PARTITION BY " + ", ".join(S.quote_identifier(n) for n in prefix) + " ")
+            if prefix
+            else ""
+        )
+        ranked = ctx.select(
+            aggregated,
+            [(S.Col(n), n) for n, _ in aggregated.columns]
+            + [
+                (
+                    T(
+                        f"row_number() OVER ({partition}ORDER BY {S.quote_identifier(agg_names[i])} {order})"
+                    ),
+                    "__rank",
+                )
+            ],
+            [*aggregated.columns, ("__rank", "long")],
+        )
+        kept = ranked
+        if level.count is not None:
+            count = cast_to(ctx.expr(None, level.count), "long").sql
+            kept = ctx.select(
+                ranked,
+                [(S.Col(n), n) for n, _ in aggregated.columns],
+                aggregated.columns,
+                where=T("`__rank` <= {0}", count),
+            )
+        types = dict(kept.columns)
+        if prev is None:
+            prev = ctx.select(
+                kept,
+                [(S.Col(of_names[0]), of_names[0]), (S.Col(agg_names[0]), agg_names[0])],
+                [(of_names[0], types[of_names[0]]), (agg_names[0], types[agg_names[0]])],
+            )
+            continue
+        prev_types = dict(prev.columns)
+        columns: list[tuple[S.Expr, str]] = []
+        out: list[tuple[str, str]] = []
+        for n, _ in prev.columns:
+            columns.append((S.Col(n, "P"), n))
+            out.append((n, prev_types[n]))
+        for n in (of_names[i], agg_names[i]):
+            columns.append((S.Col(n, "K"), n))
+            out.append((n, types[n]))
+        prev = ctx.new_cte(
+            S.Select(
+                columns=columns,
+                from_=kept.source("K"),
+                joins=[
+                    S.Join(
+                        "INNER",
+                        prev.source("P"),
+                        on=T("{0} = {1}", _tuple(prefix, "K"), _tuple(prefix, "P")),
+                    )
+                ],
+            ),
+            out,
+        )
+    assert prev is not None
+    return prev

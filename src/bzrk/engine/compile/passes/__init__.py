@@ -1,0 +1,1 @@
+"""Rewrites of the compiled CTE chain before it is rendered: fusion and pruning."""

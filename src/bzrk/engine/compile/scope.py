@@ -1,0 +1,55 @@
+"""What names mean where a scalar expression is compiled, and the host that compiles the rest.
+
+A :class:`Scope` carries the row's columns and the lets. Its ``host`` (the compile context) is
+how an expression reaches beyond itself: a tabular argument (``toscalar(T)``, ``x in (T)``,
+``column_names_of(T)``), a user function to inline, a ``set`` option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from bzrk.engine.compile.typed import Typed
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.expressions.compiler import ExprCompiler
+    from bzrk.engine.compile.relation import Relation, UserFunction
+
+
+class ExpressionHost(Protocol):
+    """The services of the compile context an expression may call."""
+
+    def tabular(self, node: K.Node, input_rel: Relation | None = None) -> Relation:
+        """Compile a tabular expression."""
+        ...
+
+    def inline_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
+        """Compile a call of the scalar user function ``fn`` in ``c``'s scope."""
+        ...
+
+    def option(self, name: str) -> K.Expr | None:
+        """A ``set`` option's value, None when the query does not set it."""
+        ...
+
+    def query_window(self) -> tuple[int, int] | None:
+        """The request's time window ``[start, end)`` in ticks, None when it has no start.
+
+        Asking makes the compiled plan depend on the window (bin_auto sizes bins from it).
+        """
+        ...
+
+
+@dataclass
+class Scope:
+    """What names mean where an expression is compiled."""
+
+    columns: dict[str, Typed] = field(default_factory=dict)
+    lets: Mapping[str, Any] = field(default_factory=dict)
+    # The operator's input row, when it differs from `columns` (extend items add to columns).
+    input_columns: dict[str, Typed] | None = None
+    row_window: Callable[[str, list[Typed], K.Call], Typed] | None = None
+    # None where no tabular argument, user function or option can be reached.
+    host: ExpressionHost | None = None

@@ -1,0 +1,412 @@
+"""KQL's binary operators on typed SQL: arithmetic, comparisons, string predicates, `in` lists.
+
+Plain functions of their operands (no compiler state), so the function table can use them too:
+``datetime - datetime`` is a timespan in ticks, ``%`` is a mathematical modulo, ``/`` on
+integers truncates, ``has`` matches whole terms, ``==`` follows Kusto's null rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.literals import literal_from_json
+from bzrk.engine.compile.typed import (
+    NUMERIC_RANK,
+    Filtered,
+    T,
+    Typed,
+    cast_to,
+    from_dynamic,
+    from_ticks,
+    lit,
+    stored_value,
+    ticks,
+    to_string,
+    unwrap_text,
+    widest,
+)
+from bzrk.kql import syntax as K
+
+
+def arithmetic(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
+    ta, tb = a.type, b.type
+    if "dynamic" in (ta, tb):
+        a = from_dynamic(a.sql, "real") if ta == "dynamic" else a
+        b = from_dynamic(b.sql, "real") if tb == "dynamic" else b
+        if ta == "dynamic" and tb in ("int", "long"):
+            a = from_dynamic(a.sql, "long") if False else a
+        ta, tb = a.type, b.type
+    if ta == "datetime" and tb == "timespan" and op in ("+", "-"):
+        return Typed(from_ticks(S.BinOp(op, ticks(a.sql), b.sql)), "datetime")
+    if ta == "timespan" and tb == "datetime" and op == "+":
+        return Typed(from_ticks(S.BinOp("+", ticks(b.sql), a.sql)), "datetime")
+    if ta == "datetime" and tb == "datetime" and op == "-":
+        return Typed(S.BinOp("-", ticks(a.sql), ticks(b.sql)), "timespan")
+    if ta == "datetime" and tb == "timespan" and op == "%":
+        return Typed(
+            T("if({1} = 0, NULL, positiveModulo({0}, {1}))", ticks(a.sql), b.sql), "timespan"
+        )
+    if ta == "timespan" and tb == "timespan":
+        if op in ("+", "-"):
+            return Typed(S.BinOp(op, a.sql, b.sql), "timespan")
+        if op == "/":
+            return Typed(T("({0} / {1})", a.sql, b.sql), "real")
+        if op == "%":
+            return Typed(T("(({0} % {1}) + {1}) % {1}", a.sql, b.sql), "timespan")
+    if ta == "timespan" and tb in NUMERIC_RANK and op in ("*", "/"):
+        return Typed(T("toInt64({0} " + op + " {1})", a.sql, b.sql), "timespan")
+    if tb == "timespan" and ta in NUMERIC_RANK and op == "*":
+        return Typed(T("toInt64({0} * {1})", a.sql, b.sql), "timespan")
+    if ta not in NUMERIC_RANK or tb not in NUMERIC_RANK:
+        if "bool" in (ta, tb):
+            a = cast_to(a, "long") if ta == "bool" else a
+            b = cast_to(b, "long") if tb == "bool" else b
+            return arithmetic(node, op, a, b)
+        raise unsupported(
+            node, f"operator '{op}' is not defined on {ta} and {tb}", code="TypeMismatch"
+        )
+    result = widest(ta, tb)
+    if result in ("int", "long"):
+        if op == "/":
+            return Typed(T("if({1} = 0, NULL, intDiv({0}, {1}))", a.sql, b.sql), "long")
+        if op == "%":
+            # Kusto's % is never negative: -14 % 12 == 10 and 14 % -12 == 2.
+            return Typed(
+                T("if({1} = 0, NULL, positiveModulo({0}, abs({1})))", a.sql, b.sql), "long"
+            )
+        # Kusto promotes int arithmetic to long.
+        return Typed(T("toInt64({0})", S.BinOp(op, a.sql, b.sql)), "long")
+    if result == "decimal":
+        if op == "%":  # as for reals: a - b * floor(a / b) (sql.BinOp has no %)
+            return Typed(
+                T(
+                    "if({1} = 0, NULL, toDecimal128({0} - {1} * floor({0} / {1}), 18))",
+                    a.sql,
+                    b.sql,
+                ),
+                "decimal",
+            )
+        return Typed(T("toDecimal128({0}, 18)", S.BinOp(op, a.sql, b.sql)), "decimal")
+    fa, fb = cast_to(a, "real").sql, cast_to(b, "real").sql
+    if op == "%":
+        return Typed(T("({0} - {1} * floor({0} / {1}))", fa, fb), "real")
+    return Typed(S.BinOp(op, fa, fb), "real")
+
+
+def compare(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
+    sql_op = {"==": "=", "!=": "!="}.get(op, op)
+    stored = _stored_compare(op, a, b)
+    if stored is not None:
+        return stored
+    a, b = comparable(a, b)
+    if a.type == "string" and b.type == "string":
+        # KQL reads an absent (null) string as empty, so == and != are never null here.
+        x, y = to_string(a), to_string(b)
+        value = S.BinOp(sql_op, x, y)
+        if sql_op != "=":
+            return Typed(value, "bool")
+        return Typed(Filtered.of(value, S.BinOp("=", *_filter_sides(x, y))), "bool")
+    if op in ("==", "!=") and (_non_null_constant(a.sql) or _non_null_constant(b.sql)):
+        # Against a constant only the column can be null: == is then false, != true. A filter
+        # reads the plain comparison (operators/where.py), which index analysis can see.
+        default = "false" if op == "==" else "true"
+        plain = S.BinOp(sql_op, a.sql, b.sql)
+        value = T("ifNull({0}, " + default + ")", plain)
+        return Typed(Filtered.of(value, plain) if op == "==" else value, "bool")
+    if op in ("==", "!="):
+        # Kusto: null == non-null is false (!= true); only null == null is null.
+        return Typed(
+            T(
+                "if(isNull({0}) OR isNull({1}), if(isNull({0}) AND isNull({1}), NULL, "
+                + ("false" if op == "==" else "true")
+                + "), {2})",
+                a.sql,
+                b.sql,
+                S.BinOp(sql_op, a.sql, b.sql),
+            ),
+            "bool",
+        )
+    return Typed(S.BinOp(sql_op, a.sql, b.sql), "bool")
+
+
+def _filter_sides(x: S.Expr, y: S.Expr) -> tuple[S.Expr, S.Expr]:
+    """``x = y`` as a filter may read it: a side facing non-empty text without its ifNull."""
+
+    def text(side: S.Expr) -> bool:
+        return isinstance(side, S.Lit) and isinstance(side.value, str) and side.value != ""
+
+    if text(y):
+        return unwrap_text(x), y
+    if text(x):
+        return x, unwrap_text(y)
+    return x, y
+
+
+# The kind a dynamic value must be stored as to compare with a scalar of each type.
+_STORED_KIND = {"string": "string", "int": "long", "long": "long", "real": "real", "bool": "bool"}
+
+
+def _stored_compare(op: str, a: Typed, b: Typed) -> Typed | None:
+    """A dynamic compared with a string, number or bool: by its stored type, no coercion.
+
+    Berserk compares dynamic values as stored: ``attributes.code == 500`` matches the number
+    500 and not the string "500", ``dynamic(2.5) == long(2)`` is false, ``dynamic(2.0) == 2``
+    true. A value of another type compares like null: ``==`` false, ``!=`` true, ordering null.
+    """
+    if (a.type == "dynamic") == (b.type == "dynamic"):
+        return None
+    flipped = b.type == "dynamic"
+    dyn, other = (b, a) if flipped else (a, b)
+    kind = _STORED_KIND.get(other.type)
+    if kind is None:
+        return None
+    sql_op = {"==": "=", "!=": "!="}.get(op, op)
+    if flipped:
+        sql_op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(sql_op, sql_op)
+    if kind == "string":
+        value: S.Expr = S.BinOp(sql_op, stored_value(dyn.sql, "string"), to_string(other))
+    elif kind == "long":
+        # An integer compares exactly; a double (2.0, 2.5) as a double.
+        exact = stored_value(dyn.sql, "long")
+        value = T(
+            "if(isNotNull({0}), {1}, {2})",
+            exact,
+            S.BinOp(sql_op, exact, cast_to(other, "long").sql),
+            S.BinOp(sql_op, stored_value(dyn.sql, "real"), cast_to(other, "real").sql),
+        )
+    else:
+        value = S.BinOp(sql_op, stored_value(dyn.sql, kind), other.sql)
+    if op in ("==", "!="):
+        plain = value
+        value = T("ifNull({0}, " + ("false" if op == "==" else "true") + ")", plain)
+        if op == "==" and kind == "string":
+            return Typed(Filtered.of(value, plain), "bool")
+    return Typed(value, "bool")
+
+
+def comparable(a: Typed, b: Typed) -> tuple[Typed, Typed]:
+    if a.type == b.type:
+        return a, b
+    if a.type == "dynamic":
+        return from_dynamic(a.sql, b.type), b
+    if b.type == "dynamic":
+        return a, from_dynamic(b.sql, a.type)
+    if a.type in NUMERIC_RANK and b.type in NUMERIC_RANK:
+        w = widest(a.type, b.type)
+        return cast_to(a, w), cast_to(b, w)
+    if a.type == "string" or b.type == "string":
+        return Typed(to_string(a), "string"), Typed(to_string(b), "string")
+    if a.type == "bool" and b.type in NUMERIC_RANK:
+        return cast_to(a, "long"), b
+    if b.type == "bool" and a.type in NUMERIC_RANK:
+        return a, cast_to(b, "long")
+    return a, b
+
+
+def string_op(op: str, a: Typed, b: Typed, node: K.Node | None = None) -> Typed:
+    negated = op.startswith("!")
+    base = op[1:] if negated else op
+    if base == "~":  # `!~`
+        base, negated = "=~", True
+    x, y = to_string(a), to_string(b)
+    literal_needle = (
+        b.sql.value if isinstance(b.sql, S.Lit) and isinstance(b.sql.value, str) else None
+    )
+    expr = _string_predicate(base, x, y, literal_needle, node, op)
+    if negated:
+        return Typed(S.Not(expr), "bool")
+    if literal_needle and base in _FALSE_ON_EMPTY:
+        # Nothing but '' is in an absent field, so a filter may test the column as stored.
+        raw = unwrap_text(x)
+        if raw is not x:
+            expr = Filtered.of(expr, _string_predicate(base, raw, y, literal_needle, node, op))
+    return Typed(expr, "bool")
+
+
+# The string operators that are false on '' for a non-empty literal needle.
+_FALSE_ON_EMPTY = frozenset(
+    {
+        "=~", "contains", "contains_cs", "startswith", "startswith_cs", "endswith",
+        "endswith_cs", "has", "has_cs", "hasprefix", "hasprefix_cs", "hassuffix", "hassuffix_cs",
+    }
+)  # fmt: skip
+
+
+def _string_predicate(
+    base: str, x: S.Expr, y: S.Expr, literal_needle: str | None, node: K.Node | None, op: str
+) -> S.Expr:
+    expr: S.Expr
+    if base == "=~":
+        expr = T("(lowerUTF8({0}) = lowerUTF8({1}))", x, y)
+    elif base == "contains":
+        expr = T("(positionCaseInsensitiveUTF8({0}, {1}) > 0)", x, y)
+    elif base == "contains_cs":
+        expr = T("(position({0}, {1}) > 0)", x, y)
+    elif base == "startswith":
+        expr = T("startsWith(lowerUTF8({0}), lowerUTF8({1}))", x, y)
+    elif base == "startswith_cs":
+        expr = T("startsWith({0}, {1})", x, y)
+    elif base == "endswith":
+        expr = T("endsWith(lowerUTF8({0}), lowerUTF8({1}))", x, y)
+    elif base == "endswith_cs":
+        expr = T("endsWith({0}, {1})", x, y)
+    elif base in ("has", "has_cs"):
+        if literal_needle is not None and _ALNUM.match(literal_needle):
+            # Case-insensitive `has` reads as hasToken over lower(): the form bzrk tables
+            # index (a text index on lower(body)), so the index answers it.
+            template = "hasToken(lower({0}), lower({1}))" if base == "has" else "hasToken({0}, {1})"
+            expr = T(template, x, y)
+        else:
+            flags = "(?i)" if base == "has" else ""
+            expr = T(
+                "(({1} = '') OR match({0}, concat('" + flags + "(^|[^[:alnum:]])', "
+                "if(match({1}, '^[[:alnum:]]'), '', ''), "
+                "replaceRegexpAll({1}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1'), "
+                "'($|[^[:alnum:]])')))",
+                x,
+                y,
+            )
+    elif base in ("hasprefix", "hasprefix_cs"):
+        flags = "(?i)" if base == "hasprefix" else ""
+        expr = T(
+            "match({0}, concat('" + flags + "(^|[^[:alnum:]])', "
+            "replaceRegexpAll({1}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1')))",
+            x,
+            y,
+        )
+    elif base in ("hassuffix", "hassuffix_cs"):
+        flags = "(?i)" if base == "hassuffix" else ""
+        expr = T(
+            "match({0}, concat('" + flags + "', "
+            "replaceRegexpAll({1}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1'), '($|[^[:alnum:]])'))",
+            x,
+            y,
+        )
+    elif base == "matches regex":
+        expr = T("match({0}, {1})", x, y)
+    elif base == "like":
+        expr = T("({0} LIKE {1})", x, y)
+    else:
+        raise (
+            unsupported(node, f"operator '{op}' is not supported")
+            if node is not None
+            else ValueError(op)
+        )
+    return expr
+
+
+def expand_dynamic(values: list[Typed]) -> list[Typed]:
+    out: list[Typed] = []
+    for v in values:
+        if v.type == "dynamic" and isinstance(v.sql, S.Lit) and isinstance(v.sql.value, str):
+            parsed = json.loads(v.sql.value)
+            if isinstance(parsed, list):
+                out.extend(literal_from_json(x) for x in parsed)
+                continue
+        out.append(v)
+    return out
+
+
+def in_values(
+    node: K.Node,
+    left: Typed,
+    values: list[Typed],
+    subquery: S.Query | None,
+    insensitive: bool,
+    negated: bool,
+) -> Typed:
+    values = expand_dynamic(values)
+    parts: list[S.Expr] = []
+    if subquery is not None:
+        target = to_string(left) if left.type in ("string", "dynamic") else left.sql
+        if insensitive:
+            parts.append(
+                T(
+                    "(lowerUTF8({0}) IN (SELECT lowerUTF8(toString(*)) FROM ({1})))",
+                    target,
+                    S.ScalarSubquery(subquery),
+                )
+            )
+        else:
+            parts.append(S.InList(target, subquery))
+    array_values = [v for v in values if v.type == "dynamic" and not isinstance(v.sql, S.Lit)]
+    plain = [v for v in values if v not in array_values]
+    if plain:
+        types = {v.type for v in plain}
+        kinds = {_STORED_KIND.get(t) for t in types}
+        if left.type == "dynamic" and len(kinds) == 1 and None not in kinds and not insensitive:
+            # A dynamic is a member by its stored type (Berserk: no coercion).
+            kind = kinds.pop()
+            assert kind is not None
+            target = "real" if kind in ("long", "real") else kind
+            value = stored_value(left.sql, target)
+            items = [to_string(v) if target == "string" else cast_to(v, target).sql for v in plain]
+            member_of = S.InList(value, items)
+            parts.append(Filtered.of(T("ifNull({0}, false)", member_of), member_of))
+        elif left.type == "string" or "string" in types or left.type == "dynamic":
+            lhs = to_string(left)
+            items = [to_string(v) for v in plain]
+            if insensitive:
+                lhs = T("lowerUTF8({0})", lhs)
+                items = [T("lowerUTF8({0})", i) for i in items]
+            member: S.Expr = S.InList(lhs, items)
+            if not insensitive and all(
+                isinstance(i, S.Lit) and isinstance(i.value, str) and i.value for i in items
+            ):
+                member = Filtered.of(member, S.InList(unwrap_text(lhs), items))
+            parts.append(member)
+        else:
+            target_type = widest(left.type, *types) if left.type in NUMERIC_RANK else left.type
+            parts.append(
+                S.InList(
+                    cast_to(left, target_type).sql, [cast_to(v, target_type).sql for v in plain]
+                )
+            )
+    for arr in array_values:
+        needle = to_string(left)
+        if insensitive:
+            parts.append(
+                T(
+                    "has(arrayMap(x -> lowerUTF8("
+                    + _dyn_text("x")
+                    + "), JSONExtractArrayRaw({0})), lowerUTF8({1}))",
+                    arr.sql,
+                    needle,
+                )
+            )
+        else:
+            parts.append(
+                T(
+                    "has(arrayMap(x -> " + _dyn_text("x") + ", JSONExtractArrayRaw({0})), {1})",
+                    arr.sql,
+                    needle,
+                )
+            )
+    if not parts:
+        return Typed(lit(negated), "bool")
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = S.BinOp("OR", expr, p)
+    return Typed(S.Not(expr) if negated else expr, "bool")
+
+
+_ALNUM = re.compile(r"^[A-Za-z0-9]+$")
+
+
+def _dyn_text(var: str) -> str:
+    return (
+        f"if({var} = 'null', '', if(JSONType({var}) = 'String', JSONExtractString({var}), {var}))"
+    )
+
+
+def _non_null_constant(expr: S.Expr) -> bool:
+    """A literal (possibly inside a plain conversion template like ``toInt64(5)``) that is not
+    null."""
+    if isinstance(expr, S.Lit):
+        return expr.value is not None
+    if isinstance(expr, S.Template) and expr.args and "null" not in expr.text.lower():
+        return all(_non_null_constant(arg) for arg in expr.args) and "(" in expr.text
+    return False

@@ -1,0 +1,122 @@
+"""The fuzz findings of issue 19, each through the query service: a located, coded error of ours
+(or Kusto's answer), never an internal error, a wrong value or ClickHouse's text."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from bzrk.engine.events import Done, Error, RowBatch
+from bzrk.engine.request import QueryRequest
+from bzrk.engine.service import QueryService, ServiceLimits
+
+
+@pytest.fixture(scope="module")
+def service(chdb_backend) -> QueryService:  # type: ignore[no-untyped-def]
+    return QueryService(chdb_backend)
+
+
+def run(service: QueryService, query: str, parameters: dict[str, Any] | None = None) -> list[Any]:
+    async def collect() -> list[Any]:
+        request = QueryRequest(
+            query=query, database="default", progressive=False, parameters=parameters or {}
+        )
+        return [event async for event in service.execute(request)]
+
+    return asyncio.run(collect())
+
+
+def rows(events: list[Any]) -> list[list[Any]]:
+    assert isinstance(events[-1], Done), events[-1]
+    return [row for e in events if isinstance(e, RowBatch) for row in e.rows]
+
+
+def error(events: list[Any]) -> Error:
+    errors = [e for e in events if isinstance(e, Error)]
+    assert errors, events
+    for marker in ("Code: ", "DB::Exception", "SELECT", "SETTINGS", "Traceback"):
+        assert marker not in errors[0].message
+    return errors[0]
+
+
+def test_an_integer_literal_past_the_long_range_is_real_as_in_kusto(service) -> None:  # type: ignore[no-untyped-def]
+    assert rows(run(service, "print x = 99999999999999999999999")) == [[1e23]]
+    assert rows(run(service, "print x = " + "9" * 400)) == [[float("inf")]]
+    assert rows(run(service, "print x = -9223372036854775808")) == [[-(2**63)]]
+
+
+def test_a_long_literal_past_the_range_is_a_located_syntax_error(service) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, "print x = long(99999999999999999999999)"))
+    assert found.code == "ParseError" and found.location is not None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "print datetime_part('foo', now())",
+        "print datetime_add('foo', 1, now())",
+        "print datetime_diff('eon', now(), now())",
+    ],
+)
+def test_an_unknown_datetime_part_is_a_located_invalid_argument(service, query: str) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, query))
+    assert found.code == "InvalidArgument" and "unknown part" in found.message
+    assert found.location is not None and found.location.start_column == 7
+
+
+@pytest.mark.parametrize(
+    "call", ["percentiles(x, 200)", "percentile(x, -1)", "percentiles(x, 5, 101)"]
+)
+def test_a_percentile_outside_0_to_100_is_a_located_invalid_argument(service, call: str) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, f"range x from 1 to 10 step 1 | summarize {call}"))
+    assert found.code == "InvalidArgument" and found.location is not None
+
+
+def test_a_string_where_a_number_is_declared_is_the_binders_type_mismatch(service) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, "print array_slice(dynamic([1, 2]), 'a', 1)"))
+    assert found.code == "TypeMismatch" and "start" in found.message
+    assert found.location is not None and found.location.start_column == 36
+    assert rows(run(service, "print array_slice(dynamic([1, 2, 3]), 1, 2)")) == [[[2, 3]]]
+
+
+@pytest.mark.parametrize("value", [{"a": 1}, 1e29, "1e29", [1], "1d", True])
+def test_a_query_parameter_not_of_its_declared_type_is_refused(service, value: Any) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, "declare query_parameters(p:long); print p", {"p": value}))
+    assert found.code == "InvalidArgument" and "'p'" in found.message
+
+
+@pytest.mark.parametrize(
+    ("declared", "value", "expected"),
+    [("long", 42, 42), ("long", "-5", -5), ("int", 4.0, 4), ("real", 3, 3.0), ("bool", True, True)],
+)
+def test_a_query_parameter_of_its_type_is_taken(
+    service, declared: str, value: Any, expected: Any
+) -> None:  # type: ignore[no-untyped-def]
+    query = f"declare query_parameters(p:{declared}); print p"
+    assert rows(run(service, query, {"p": value})) == [[expected]]
+
+
+def test_engine_failures_are_told_in_our_words(service) -> None:  # type: ignore[no-untyped-def]
+    found = error(run(service, "print x = extract('(', 1, 'a')"))
+    assert found.code == "InvalidArgument" and "regular expression" in found.message
+    found = error(
+        run(service, "range x from 1 to 3 step 1 | extend y = assert(x < 2, 'x too big')")
+    )
+    assert (found.code, found.message) == ("AssertionFailed", "x too big")
+
+
+def test_modulo_of_decimals_is_defined(service) -> None:  # type: ignore[no-untyped-def]
+    # Was an InternalError ("unknown operator '%'"): the SQL layer has no % operator.
+    query = "print a = todecimal(5) % 2, b = todecimal(-5.5) % todecimal(2), c = todecimal(5) % 0"
+    assert rows(run(service, query)) == [[Decimal("1"), Decimal("0.5"), None]]
+
+
+def test_an_engine_timeout_is_told_without_clickhouse_text(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # The hard limit (no timeout_ms of the request) sent ClickHouse's "Code: 159. DB::Exception".
+    service = QueryService(chdb_backend, limits=ServiceLimits(max_timeout_ms=1000))
+    query = "range x from 1 to 100000000000 step 1 | summarize s = sum(x * x)"
+    found = error(run(service, query))
+    assert found.code == "QueryTimeout" and "time limit" in found.message

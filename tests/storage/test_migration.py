@@ -1,0 +1,140 @@
+"""A data dir written by an older bzrk opens with today's code: same rows, same answers, today's
+part layout.
+
+The old writer is the real code of an earlier commit (``git archive`` of its ``src/``), run in
+a subprocess against a fresh data dir: its catalogue creates the tables, its OTLP mapping and
+writer store the records. Today's code then opens the same dir (in another subprocess: chDB
+holds one store per process), answers KQL through the query service, and has moved the table
+to today's layout settings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# main when the storage layout changed (issue 21): the last layout before it.
+OLD_LAYOUT_COMMIT = "9b6e33e"
+
+# Opens the store of the data dir in argv[1] with the code on PYTHONPATH, as `bzrk dev` does.
+_OPEN = r"""
+import sys
+from pathlib import Path
+from bzrk.engine.backends.chdb_backend import ChdbBackend
+from bzrk.meta.store import MetaStore
+from bzrk.storage.catalog import StorageCatalog
+
+data = Path(sys.argv[1])
+backend = ChdbBackend(data / "clickhouse")
+meta = MetaStore.for_data_dir(data)
+meta.migrate()
+catalog = StorageCatalog(backend, meta)
+catalog.sync()
+"""
+
+_WRITE = (
+    _OPEN
+    + r"""
+import time
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from bzrk.ingest.otlp import map_logs
+from bzrk.storage.writer import write_arrow
+
+now = time.time_ns()
+request = ExportLogsServiceRequest()
+for service in ("checkout", "cart"):
+    rl = request.resource_logs.add()
+    kv = rl.resource.attributes.add(key="service.name")
+    kv.value.string_value = service
+    scope = rl.scope_logs.add()
+    for i in range(30):
+        rec = scope.log_records.add(time_unix_nano=now - i * 10**9, severity_number=17 if i % 3 == 0 else 9)
+        rec.severity_text = "ERROR" if i % 3 == 0 else "INFO"
+        rec.body.string_value = f"{service} request {i} done"
+        attr = rec.attributes.add(key="http.route")
+        attr.value.string_value = f"/{service}/{i % 2}"
+target = catalog.qualified_name("default", "default")
+for _, table in map_logs(request, now).batches():
+    write_arrow(backend, target, table)
+backend.close()
+meta.close()
+"""
+)
+
+_READ = (
+    _OPEN
+    + r"""
+import asyncio, json
+from bzrk.engine.events import RowBatch, Error
+from bzrk.engine.request import QueryRequest
+from bzrk.engine.service import QueryService
+
+service = QueryService(backend, catalog=catalog)
+
+async def rows(text):
+    out = []
+    async for event in service.execute(QueryRequest(query=text, database="default", since="1h ago", progressive=False)):
+        if isinstance(event, Error):
+            raise SystemExit(event.message)
+        if isinstance(event, RowBatch):
+            out.extend(list(r) for r in event.rows)
+    return out
+
+answers = {
+    "errors": asyncio.run(rows('default | where severity_text == "ERROR" | summarize n = count() by s = tostring(resource.service.name) | order by s asc')),
+    "routes": asyncio.run(rows('default | summarize n = count() by r = tostring(attributes["http.route"]) | order by r asc')),
+    "raw": asyncio.run(rows('default | where body == "cart request 3 done" | project b = tostring($raw.body)')),
+}
+create = backend.query_arrow("SHOW CREATE TABLE bzrk_default.default", settings=None).column(0)[0].as_py()
+print(json.dumps({"answers": answers, "create": create}))
+backend.close()
+meta.close()
+"""
+)
+
+
+def _run(src: Path, script: str, data: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(data)],
+        env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def _old_source(target: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", OLD_LAYOUT_COMMIT, "src"],
+        cwd=ROOT, capture_output=True, timeout=60,
+    )  # fmt: skip
+    if archive.returncode != 0:
+        pytest.skip(f"commit {OLD_LAYOUT_COMMIT} is not in this clone: {archive.stderr[:200]!r}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target / "src"
+
+
+def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: Path) -> None:
+    old_src = _old_source(tmp_path / "old")
+    data = tmp_path / "data"
+    _run(old_src, _WRITE, data)
+    before = json.loads(_run(old_src, _READ, data))
+    after = json.loads(_run(ROOT / "src", _READ, data))
+    assert after["answers"] == before["answers"]
+    assert after["answers"]["errors"] == [["cart", 10], ["checkout", 10]]
+    assert after["answers"]["raw"] == [["cart request 3 done"]]
+    # The old table now has today's part layout.
+    from bzrk.storage.schema import LAYOUT_SETTINGS
+
+    for name, value in LAYOUT_SETTINGS.items():
+        assert f"{name} = {value}" in after["create"], after["create"]
+    assert "min_rows_for_wide_part = 4000000" in before["create"]
