@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 from typing import Any
 
 import httpx
@@ -27,6 +29,21 @@ HEAVY = (
     "default | where timestamp > ago(1d) | mv-expand k = range(1, 200)"
     " | summarize n = dcount(hash_sha256(strcat(body, tostring(k)))) by bin(timestamp, 1h)"
 )
+
+
+# "1d ago" over the demo day runs in four slices. A report comes while a slice runs only when the
+# slice outlasts a progress tick (500 ms); how long a slice takes depends on the machine (on
+# many cores HEAVY's slices finish within a tick). So "a report came while a slice ran" is
+# asserted when a slice took longer than IN_SLICE_S (two ticks), measured from the run itself,
+# and the order of the reports always.
+SLICES = 4
+IN_SLICE_S = 1.0
+
+
+def a_slice_outlasted_two_ticks(elapsed_s: float) -> bool:
+    """Whether a run of ``elapsed_s`` seconds held a slice longer than two ticks: the longest of
+    the ``SLICES`` slices lasts at least their mean."""
+    return elapsed_s > SLICES * IN_SLICE_S
 
 
 @pytest.fixture(scope="module")
@@ -123,19 +140,39 @@ def test_take_stops_at_the_first_snapshot_that_holds_its_rows(
 def test_grpc_progress_moves_while_a_slice_runs(creds: dict[str, Any]) -> None:
     reports = progress_frames(gateway_frames(creds, HEAVY, since="1d ago"))
     coverage = [p.custom_stats["coverage_ppm"] for p in reports]
-    slices = reports[-1].custom_stats["slices_total"]
+    assert reports[-1].custom_stats["slices_total"] == SLICES
     assert coverage == sorted(coverage) and coverage[-1] == 1_000_000
-    assert len(set(coverage)) > slices, coverage
     rows = [p.rows_processed for p in reports]
     assert rows == sorted(rows)
+    # Each slice's length, from the engine's clock at the first report of each slices_done.
+    ends: dict[int, int] = {}
+    for p in reports:
+        ends.setdefault(p.custom_stats["slices_done"], p.query_time_nanos)
+    marks = [0] + [ends[n] for n in sorted(ends) if n > 0]
+    longest = max(b - a for a, b in itertools.pairwise(marks)) / 1e9
+    in_slice = [
+        p
+        for before, p in itertools.pairwise(reports)
+        if p.custom_stats["slices_done"] == before.custom_stats["slices_done"]
+        and p.custom_stats["coverage_ppm"] > before.custom_stats["coverage_ppm"]
+    ]
+    if longest > IN_SLICE_S:
+        assert in_slice, (longest, coverage)
+    # A report from a running slice stays short of the slice's end (ClickHouse can read all its
+    # rows while the aggregation still runs).
+    assert all(p.custom_stats["coverage_ppm"] < 1_000_000 for p in in_slice), coverage
 
 
 def test_adx_table_progress_moves_while_a_slice_runs(creds: dict[str, Any]) -> None:
+    started = time.monotonic()
     frames = v2_progressive(creds, HEAVY)
+    elapsed = time.monotonic() - started
     percents = [f["TableProgress"] for f in frames if f["FrameType"] == "TableProgress"]
     replaced = [f for f in frames if f.get("TableFragmentType") == "DataReplace"]
     assert percents == sorted(percents) and percents[-1] == 100.0
-    assert len(percents) > len(replaced), (percents, len(replaced))
+    assert replaced
+    if a_slice_outlasted_two_ticks(elapsed):
+        assert len(percents) > len(replaced), (elapsed, percents, len(replaced))
 
 
 def test_mcp_progress_moves_while_a_slice_runs(creds: dict[str, Any]) -> None:
@@ -167,6 +204,7 @@ def test_mcp_progress_moves_while_a_slice_runs(creds: dict[str, Any]) -> None:
         "mcp-name": "query",
     }
     messages = []
+    started = time.monotonic()
     with httpx.stream(
         "POST", creds["gateway"] + "/mcp", json=body, headers=headers, timeout=300
     ) as answer:
@@ -174,11 +212,15 @@ def test_mcp_progress_moves_while_a_slice_runs(creds: dict[str, Any]) -> None:
         for line in answer.iter_lines():
             if line.startswith("data:"):
                 messages.append(json.loads(line[5:]))
+    elapsed = time.monotonic() - started
     progress = [
         m["params"]["progress"] for m in messages if m.get("method") == "notifications/progress"
     ]
     result = messages[-1]["result"]["structuredContent"]
     assert result["status"] == "complete"
     assert progress == sorted(progress) and progress[-1] == 100
-    # More reports than the slices' four: some came while a slice ran.
-    assert len(progress) > 4, progress
+    assert len(progress) >= 2, progress  # the first slice's report and the end
+    # More reports than the slices: some came while a slice ran (MCP sends at most one every
+    # 250 ms; ticks come every 500 ms).
+    if a_slice_outlasted_two_ticks(elapsed):
+        assert len(progress) > SLICES, (elapsed, progress)

@@ -260,6 +260,9 @@ def test_coverage_moves_within_a_slice_and_never_back() -> None:
     assert half is not None and half.coverage == pytest.approx(0.125 + 0.875 / 2)
     assert half.rows_processed == 500 and half.slices_done == 1
     assert tracker.running(ScanSample(300, 3000, 800), 1.0) is None  # an older sample: no step back
+    # Every row read while the aggregation still runs: short of the window's whole share.
+    read = tracker.running(ScanSample(800, 8000, 800), 1.0)
+    assert read is not None and 0.125 + 0.875 / 2 < read.coverage < 1.0
     whole = tracker.completed(ScanStats(800, 8000), GranuleStats(), 1.0, None)
     assert whole.coverage == 1.0 and whole.rows_processed == 900 and whole.slices_done == 2
 

@@ -287,6 +287,8 @@ await finish(report, browser, page, async () => {
   await page.fill('#new-dashboard-name', `SRE overview ${Date.now()}`);
   await page.click('.dashboards form button[type=submit]');
   await page.waitForSelector('[data-testid=dashboard] .dash-edit-bar:not([hidden])');
+  // The picker lists the library once it has loaded (data-state=ready), not when the bar shows.
+  await page.waitForSelector('#dash-add-query[data-state=ready]');
   const options = await page.$$eval('#dash-add-query option', (els) => els.map((e) => [e.value, e.textContent]));
   const want = options.filter(([, label]) => label === `sre/overview/${saveName} (renamed)` || label === `sre/overview/${pieName}`);
   check(want.length === 2, `library choices: ${JSON.stringify(options)}`);

@@ -3,8 +3,9 @@
 Between snapshots the coverage moves with the scan: while a window's queries run, ClickHouse's
 own progress of them (``system.processes``: rows read of the rows its plan will read) is
 polled every ``query_progress_tick_ms`` (500 ms), and the coverage reported is the completed windows' plus that
-share of the running one's. It never goes down, and reaches the window's coverage when its
-snapshot completes. A query done within the first tick is never polled.
+share of the running one's (at most 99 % of it: every row can be read while the aggregation
+still runs). It never goes down, and reaches the window's coverage only when its snapshot
+completes. A query done within the first tick is never polled.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 # How often a running window's scan progress is read (and reported), in seconds, by default.
 TICK_S = 0.5
+# The most of a running window's share its scan progress reports: all its rows can be read
+# while its aggregation still runs, and only its completed snapshot reaches the whole share.
+RUNNING_SHARE_CAP = 0.99
 
 
 def progress_event(
@@ -208,7 +212,8 @@ class RunProgress:
 
     def running(self, sample: ScanSample, coverage: float) -> Progress | None:
         """The window towards ``coverage`` is part read; None when nothing moved."""
-        share = self.coverage + (coverage - self.coverage) * sample.fraction
+        fraction = min(sample.fraction, RUNNING_SHARE_CAP)
+        share = self.coverage + (coverage - self.coverage) * fraction
         if share <= self.reported:
             return None
         self.reported = share

@@ -197,10 +197,19 @@ export class DashboardPage {
     if (this.editing) {
       this.nameInput.value = d.name;
       this.descriptionInput.value = d.description;
-      const picker = h('select#dash-add-query', { 'aria-label': 'Saved query to add' }, h('option', { value: '' }, 'Add a saved query…'));
-      void listSaved().then((queries) => {
-        for (const q of queries) picker.append(h('option', { value: q.id }, `${q.folder ? q.folder + '/' : ''}${q.name}`));
-      });
+      // data-state says when the library's queries are listed (they load after the bar shows).
+      const picker = h(
+        'select#dash-add-query',
+        { 'aria-label': 'Saved query to add', 'data-state': 'loading' },
+        h('option', { value: '' }, 'Add a saved query…'),
+      );
+      void listSaved()
+        .then((queries) => {
+          for (const q of queries) picker.append(h('option', { value: q.id }, `${q.folder ? q.folder + '/' : ''}${q.name}`));
+        })
+        .finally(() => {
+          picker.dataset.state = 'ready';
+        });
       picker.addEventListener('change', () => {
         if (!picker.value) return;
         d.panels.push({ query_id: picker.value, title: '', width: 1 });
