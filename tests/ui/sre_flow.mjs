@@ -140,6 +140,16 @@ await finish(report, browser, page, async () => {
   report.live_tail.context_rows = Number(await page.getAttribute('[data-testid=logs-context]', 'data-rows'));
   check((await page.locator('[data-testid=logs-context] tr[data-anchor=true]').count()) === 1, 'show context does not mark its record');
   await shot(page, report, '13-logs-live-tail-context');
+  // The volume histogram counts every record the query matches, not the rows `take` returned.
+  const oneRun = await run(page, `default\n| where tostring(resource.service.name) == "${service}"\n| project timestamp, severity_text, body\n| take 1`);
+  check(oneRun.state === 'done', `take 1 ended ${oneRun.state}`);
+  await page.waitForSelector('[data-testid=logs-view][data-volume=matches]');
+  report.log_volume = await page.evaluate(() => {
+    const view = document.querySelector('[data-testid=logs-view]');
+    return { rows: Number(view.dataset.rows), matching: Number(view.dataset.matching), summary: view.querySelector('.logs-summary').textContent };
+  });
+  check(report.log_volume.rows === 1 && report.log_volume.matching === 3, `log volume: ${JSON.stringify(report.log_volume)}`);
+  await shot(page, report, '13b-logs-volume-of-matches');
 
   // 5. Two blank-line-separated queries: Ctrl+Enter runs the one under the cursor.
   await setQuery(page, 'print which = "first"\n\nprint which = "second", n = 2');

@@ -453,6 +453,7 @@ export class ExplorePage {
             const [fromMs, toMs] = resolveRange(this.picker.range);
             return { fromMs, toMs };
           },
+          query: () => this.lastQuery,
           rerun: () => this.rerun(),
         });
         this.panes.appendChild(h('div.pane', { 'data-pane': 'Logs' }, this.logs.element));

@@ -10,6 +10,7 @@ import { clear, h, toast } from './dom';
 import { currentZone, fmtDatetimeCell, fmtInstant, fmtNumber, parseDatetime } from './format';
 import type { GridColumn } from './grid';
 import { SEVERITIES, SEVERITY_COLORS, severityOf, type Severity } from './palette';
+import { volumeQuery } from './logvolume';
 import { kqlString, kqlTable, records, runQuery } from './run';
 import { binStep } from './tracequeries';
 import { navigateTo, readParams, traceHref } from './urlstate';
@@ -48,6 +49,8 @@ export interface LogsContext {
   /** The table the query reads (for "show context"). */
   table: () => string;
   range: () => { fromMs: number; toMs: number };
+  /** The query whose result is shown (its matches are what the histogram counts). */
+  query: () => string;
   /** Re-runs the query with the range slid to now; resolves when the run ends. */
   rerun: () => Promise<void>;
 }
@@ -67,6 +70,13 @@ export class LogsView {
   private expanded = new Set<number>();
   private timer = 0;
   private tailing = false;
+  // The histogram's counts over every record the query matches (not only the rows returned):
+  // for which query, range and database, and the counts once that run answered.
+  private volumeKey = '';
+  private volume: { start: number; step: number; bins: number; counts: Map<Severity, number[]> } | null = null;
+  private volumeAbort: AbortController | null = null;
+  private dark = false;
+  private shownQuery = '';
 
   constructor(private ctx: LogsContext) {
     this.tail.addEventListener('change', () => this.setTail(this.tail.checked));
@@ -95,17 +105,69 @@ export class LogsView {
       .sort((a, b) => b.time - a.time || (a.text < b.text ? 1 : a.text > b.text ? -1 : a.index - b.index));
     this.element.dataset.rows = String(this.rows.length);
     this.element.dataset.newest = this.rows[0]?.text ?? '';
+    this.dark = dark;
+    // Another query's records: the context opened on the last one's no longer applies.
+    if (this.ctx.query() !== this.shownQuery) {
+      this.shownQuery = this.ctx.query();
+      this.contextHost.hidden = true;
+    }
+    this.loadVolume();
     this.drawHistogram(dark);
     this.renderList();
   }
 
+  /** The time bins of the histogram over the current range. */
+  private bins(): { start: number; step: number; literal: string; bins: number } {
+    const { fromMs, toMs } = this.ctx.range();
+    const [step, literal] = binStep(toMs - fromMs, 80);
+    const start = Math.floor(fromMs / step) * step;
+    return { start, step, literal, bins: Math.max(1, Math.ceil((toMs - start) / step)) };
+  }
+
+  /** Counts every record the query matches by bin and severity (once per query, range and database). */
+  private loadVolume(): void {
+    const { fromMs, toMs } = this.ctx.range();
+    const { start, step, literal, bins } = this.bins();
+    const query = volumeQuery(this.ctx.query(), literal);
+    const key = JSON.stringify([query, this.ctx.database(), fromMs, toMs]);
+    if (key === this.volumeKey) return;
+    this.volumeKey = key;
+    this.volume = null;
+    this.volumeAbort?.abort();
+    this.element.dataset.volume = 'rows';
+    delete this.element.dataset.matching;
+    if (!query) return;
+    const abort = new AbortController();
+    this.volumeAbort = abort;
+    const request = { query, database: this.ctx.database(), since: new Date(fromMs).toISOString(), until: new Date(toMs).toISOString() };
+    runQuery(request, { signal: abort.signal })
+      .then((result) => {
+        if (abort.signal.aborted || key !== this.volumeKey || result.status !== 'complete') return;
+        const counts = new Map<Severity, number[]>();
+        for (const r of records(result.tables.get('PrimaryResult'))) {
+          const i = Math.floor(((parseDatetime(r.t) ?? 0) - start) / step);
+          if (i < 0 || i >= bins) continue;
+          const severity = severityOf(r.s);
+          if (!counts.has(severity)) counts.set(severity, new Array(bins).fill(0));
+          counts.get(severity)![i] += Number(r.n) || 0;
+        }
+        this.volume = { start, step, bins, counts };
+        this.drawHistogram(this.dark);
+      })
+      // A query the count cannot follow (e.g. no timestamp before its last stages) keeps the
+      // histogram of the returned rows.
+      .catch(() => undefined);
+  }
+
   redraw(dark: boolean): void {
+    this.dark = dark;
     this.drawHistogram(dark);
     this.renderList();
   }
 
   dispose(): void {
     this.setTail(false);
+    this.volumeAbort?.abort();
     this.chart?.dispose();
     this.chart = null;
   }
@@ -132,16 +194,17 @@ export class LogsView {
   }
 
   private drawHistogram(dark: boolean): void {
-    const { fromMs, toMs } = this.ctx.range();
-    const [step] = binStep(toMs - fromMs, 80);
-    const start = Math.floor(fromMs / step) * step;
-    const bins = Math.max(1, Math.ceil((toMs - start) / step));
-    const counts = new Map<Severity, number[]>();
-    for (const row of this.rows) {
-      const i = Math.floor((row.time - start) / step);
-      if (i < 0 || i >= bins) continue;
-      if (!counts.has(row.severity)) counts.set(row.severity, new Array(bins).fill(0));
-      counts.get(row.severity)![i]++;
+    let { start, step, bins } = this.bins();
+    let counts = new Map<Severity, number[]>();
+    if (this.volume) {
+      ({ start, step, bins, counts } = this.volume);
+    } else {
+      for (const row of this.rows) {
+        const i = Math.floor((row.time - start) / step);
+        if (i < 0 || i >= bins) continue;
+        if (!counts.has(row.severity)) counts.set(row.severity, new Array(bins).fill(0));
+        counts.get(row.severity)![i]++;
+      }
     }
     const textColor = dark ? '#c9d1d9' : '#1f2328';
     if (!this.chart) this.chart = echarts.init(this.histogramHost, undefined, { renderer: 'canvas' });
@@ -171,8 +234,16 @@ export class LogsView {
       },
       { notMerge: true },
     );
-    const bySeverity = SEVERITIES.filter((s) => counts.has(s)).map((s) => `${s} ${fmtNumber(counts.get(s)!.reduce((a, b) => a + b, 0))}`);
-    this.summary.textContent = `${fmtNumber(this.rows.length)} records, newest first${bySeverity.length ? ' · ' + bySeverity.join(' · ') : ''}`;
+    const totals = SEVERITIES.filter((s) => counts.has(s)).map((s) => [s, counts.get(s)!.reduce((a, b) => a + b, 0)] as const);
+    const bySeverity = totals.map(([s, n]) => `${s} ${fmtNumber(n)}`).join(' · ');
+    if (this.volume) {
+      const matching = totals.reduce((a, [, n]) => a + n, 0);
+      this.element.dataset.volume = 'matches';
+      this.element.dataset.matching = String(matching);
+      this.summary.textContent = `${fmtNumber(this.rows.length)} shown of ${fmtNumber(matching)} matching, newest first${bySeverity ? ' · ' + bySeverity : ''}`;
+    } else {
+      this.summary.textContent = `${fmtNumber(this.rows.length)} records, newest first${bySeverity ? ' · ' + bySeverity : ''}`;
+    }
   }
 
   private renderList(): void {
