@@ -82,3 +82,23 @@ def test_top_by_series_max_ranks_made_series(chdb_backend: Any) -> None:
         "to datetime(2024-01-01 00:03) step 1m by k"
         "| top 2 by series_max(v) desc | project k, m = series_max(v)",
     ) == [["a", 7.0], ["b", 4.0]]
+
+
+def test_a_column_named_with_a_dot_is_referred_to_as_written(chdb_backend: Any) -> None:
+    # Berserk names tostring(resource['service.name']) `resource_service.name`; the vendor's
+    # triage skill then writes `project resource_service.name`.
+    data = (
+        "datatable(resource: dynamic) [dynamic({'service.name': 'cart'}),"
+        " dynamic({'service.name': 'cart'}), dynamic({'service.name': 'pay'})]"
+    )
+    result = execute_text(
+        chdb_backend,
+        data + " | summarize n = count() by tostring(resource['service.name'])"
+        " | project resource_service.name, n | where resource_service.name != 'pay'",
+    ).tables[0]
+    assert [c.name for c in result.columns] == ["resource_service.name", "n"]
+    assert result.rows == [["cart", 2]]
+    # A bag's member chain that names no column is still a path into the bag.
+    assert rows(chdb_backend, "print d = dynamic({'a': {'b': 1}}) | project v = toint(d.a.b)") == [
+        [1]
+    ]

@@ -93,6 +93,12 @@ def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
             "default | where timestamp > ago(1h) | take 5 | project duration / 2",
             [("Column1", "timespan")],
         ),
+        # Berserk's name of tostring(resource['service.name']), referred to as written.
+        (
+            "default | summarize n = count() by tostring(resource['service.name'])"
+            " | project resource_service.name, n | where resource_service.name != ''",
+            [("resource_service.name", "string"), ("n", "long")],
+        ),
     ],
 )
 def test_result_schema(query: str, expected: list[tuple[str, str]]) -> None:

@@ -141,6 +141,21 @@ class Member(Expr):
     name: str
 
 
+def dotted_name(expr: Expr) -> str | None:
+    """The text of a member chain of plain names (`resource_service.name`), or None.
+
+    Berserk names `tostring(resource['service.name'])` `resource_service.name`, and a later
+    operator refers to that column by writing the name as it is: a chain whose text names a
+    column of the row is that column (the binder and the compiler both ask this).
+    """
+    if isinstance(expr, NameRef):
+        return expr.name
+    if isinstance(expr, Member):
+        head = dotted_name(expr.target)
+        return None if head is None else f"{head}.{expr.name}"
+    return None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Index(Expr):
     """`target[index]` (dynamic element or property)."""

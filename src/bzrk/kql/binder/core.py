@@ -309,6 +309,11 @@ class Binder:
                 raise unknown_table(e.name).at(e.span)
             self.bound.symbols[e] = TableRefSymbol(table)
             return table.schema
+        dotted = s.dotted_name(e)
+        col = ctx.row.find(dotted) if dotted is not None and ctx.row is not None else None
+        if col is not None:  # a column whose name has a dot (syntax.dotted_name)
+            self.bound.symbols[e] = ColumnSymbol(col.name, col.type)
+            return col.type
         base = self.bind(target, ctx)
         if isinstance(base, TableSchema):
             col = base.find(e.name)

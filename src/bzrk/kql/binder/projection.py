@@ -58,7 +58,11 @@ def bind_items(
             types = [t] + [DYNAMIC] * (len(names) - 1) if len(names) > 1 else [t]
         else:
             # `print` never derives names from expressions: unnamed items are print_<index>
-            name = None if mode == "print" else expression_name(item.expr)
+            dotted = s.dotted_name(item.expr)
+            if dotted is not None and ctx.row is not None and ctx.row.find(dotted) is not None:
+                name = dotted  # the input column `a_b.c` keeps its name
+            else:
+                name = None if mode == "print" else expression_name(item.expr)
             if name is None:
                 name = f"print_{i}" if mode == "print" else _next_column(taken | produced, counter)
             elif mode not in ("extend", "project"):

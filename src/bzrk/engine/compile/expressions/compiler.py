@@ -120,6 +120,9 @@ class ExprCompiler:
             if isinstance(side, dict) and node.name in side:
                 return side[node.name]
             raise unsupported(node, f"unknown column {target.name}.{node.name}", code="UnknownName")
+        dotted = K.dotted_name(node)
+        if dotted is not None and dotted in self.scope.columns:
+            return self.scope.columns[dotted]  # a column whose name has a dot
         base = self.compile(target)
         native = bag_paths.member(base.sql, (node.name,))
         if native is not None:

@@ -72,7 +72,11 @@ def projection(
         if item.names:
             name = item.names[0]
         else:
-            name = kql_expression_name(item.expr) or expr_name(item.expr) or ""
+            dotted = K.dotted_name(item.expr)
+            if dotted is not None and dotted in input_names:
+                name = dotted  # the input column `a_b.c` keeps its name
+            else:
+                name = kql_expression_name(item.expr) or expr_name(item.expr) or ""
             if not name:
                 name = f"Column{next(column_counter)}"
                 while name in values:
