@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.expressions.star import searchable
 from bzrk.engine.compile.operators.combine import op_union
 from bzrk.engine.compile.operators.where import op_where
 from bzrk.engine.compile.relation import Relation, UserFunction
@@ -40,9 +41,7 @@ def _term(span: K.Span, column: K.Expr, text: str, case_sensitive: bool) -> K.Ex
 def _any_column(span: K.Span, relation: Relation, text: str, case_sensitive: bool) -> K.Expr:
     terms = [
         _term(span, K.NameRef(span, name), text, case_sensitive)
-        for name, kql_type in relation.columns
-        # `$raw` is the whole record again (an alias over the other columns): not scanned twice.
-        if kql_type in ("string", "dynamic") and not name.startswith("__") and name != "$raw"
+        for name in searchable(relation.columns)
     ]
     if not terms:
         return K.Literal(span, "bool", False, "false")
