@@ -102,3 +102,16 @@ def test_an_array_path_as_a_value_is_the_array_of_element_values(chdb_backend, c
     )
     assert [r[0] for r in rows] == [["retry", "exception"], ["cache miss"], None]
     assert rows[1][1] == [{"name": "cache miss", "attempt": 1}]
+
+
+def test_nested_array_paths(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    rows = (
+        execute_text(
+            chdb_backend,
+            'print d = dynamic([{"b": [{"c": 1}, {"c": 2}]}, {"b": [{"c": 3}]}])'
+            " | project all = d[*].b[*].c, has3 = d[*].b[*].c == 3, has4 = d[*].b[*].c == 4",
+        )
+        .tables[0]
+        .rows
+    )
+    assert rows == [[[[1, 2], [3]], True, False]]

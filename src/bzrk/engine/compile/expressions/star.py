@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.semantics import string_op
 from bzrk.engine.compile.typed import T, Typed, json_or_null_literal, lit
@@ -25,8 +26,6 @@ from bzrk.kql import syntax as K
 if TYPE_CHECKING:
     from bzrk.engine.compile.expressions.compiler import ExprCompiler
 
-# The record again, computed from the other columns (storage/schema.py).
-RAW = "$raw"
 # The lambda parameter holding one array element (JSON text) and the name it has in KQL.
 _ELEMENT = "__star_e"
 # Comparisons, which `*` (a set of columns of different types) cannot take part in.
@@ -38,7 +37,7 @@ def searchable(columns: Iterable[tuple[str, str]]) -> list[str]:
     return [
         name
         for name, kql_type in columns
-        if kql_type in ("string", "dynamic") and not name.startswith("__") and name != RAW
+        if kql_type in ("string", "dynamic") and not name.startswith("__") and name != bag_paths.RAW
     ]
 
 
