@@ -136,6 +136,7 @@ def test_the_request_window_and_the_query_bound_intersect_before_slicing(
         ),
         ("T | where ago(2h) <= timestamp | where timestamp <= now()", -72_000_000_000, 1),
         ("T | where timestamp between (ago(1d) .. ago(1h))", -864_000_000_000, -36_000_000_000 + 1),
+        ("T | where timestamp between [ago(1d), ago(1h)]", -864_000_000_000, -36_000_000_000 + 1),
         (
             "T | where timestamp > ago(1d) | where timestamp > ago(1h) | take 5",
             -36_000_000_000 + 1,

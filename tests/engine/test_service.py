@@ -446,6 +446,25 @@ def test_a_repeated_query_reuses_its_plan_until_a_name_changes_meaning(
     assert snapshots(run(service, query=query, since="3d ago", progressive=False))[-1] == first
 
 
+def test_a_leading_search_looks_in_a_table_created_after_its_first_run(
+    env: dict[str, Any], chdb_backend
+) -> None:  # type: ignore[no-untyped-def]
+    service, catalog = env["service"], env["catalog"]
+    query = 'search "request" | summarize n = count() by t = $table | order by t asc'
+    first = snapshots(run(service, query=query, since="3d ago", progressive=False))[-1]
+    assert first == [["default", ROWS]]
+    # The plan read the database's table list: it is not cached, so a new table is searched.
+    catalog.create_table("default", "later")
+    try:
+        write_rows(
+            chdb_backend, catalog.qualified_name("default", "later"), _rows(now_ticks() * 100)[:5]
+        )
+        again = snapshots(run(service, query=query, since="3d ago", progressive=False))[-1]
+        assert again == [["default", ROWS], ["later", 5]]
+    finally:
+        catalog.drop_table("default", "later")
+
+
 def test_resolvers_share_one_source_per_catalogue_answer() -> None:
     from dataclasses import replace as changed
 

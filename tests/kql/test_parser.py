@@ -142,6 +142,8 @@ def test_berserk_operators_parse() -> None:
         ("T | frobnicate x", "ParseError", 1, 5, "frobnicate"),
         ("print datetime(2020-13-01)", "ParseError", 1, 7, "datetime(2020-13-01)"),
         ("print a ^ b", "ParseError", 1, 9, "^"),
+        ("T | where x between 1", "ParseError", 1, 21, "1"),
+        ("T | where x between [1 .. 2]", "ParseError", 1, 24, ".."),
     ],
 )
 def test_errors_are_located(text: str, code: str, line: int, column: int, snippet: str) -> None:

@@ -67,6 +67,9 @@ class CatalogResolver(TableResolver):
         self.used: dict[str, TableSource] = {}
         # Every name looked up and its answer, misses included (what a cached plan relies on).
         self.lookups: dict[str, TableSource | None] = {}
+        # The database's table list was read (a leading search): a table added later would
+        # change the plan, which the lookups cannot tell, so such a plan is not cached.
+        self.listed = False
 
     def resolve(self, name: str) -> TableSource | None:
         source = self._resolve(name)
@@ -74,6 +77,16 @@ class CatalogResolver(TableResolver):
         if source is not None:
             self.used[f"{source.database}.{source.table}"] = source
         return source
+
+    def table_names(self) -> tuple[str, ...]:
+        if self.catalog is None:
+            return ()
+        self.listed = True
+        try:
+            listed = self.catalog.list_tables(self.database)
+        except Exception:  # no catalogue answer: no table to search
+            return ()
+        return tuple(sorted(table.name for table in listed))
 
     def _resolve(self, name: str) -> TableSource | None:
         if self.catalog is None:

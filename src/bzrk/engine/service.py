@@ -287,7 +287,8 @@ class QueryService(QueryExecutor):
                 request, resolver, budget, run_id, compile_window
             )
             shape = analyze_shape(query, request.query)
-            self.plans.put(key, CachedPlan(query, compiled, shape, dict(resolver.lookups)))
+            if not resolver.listed:
+                self.plans.put(key, CachedPlan(query, compiled, shape, dict(resolver.lookups)))
         scans = bool(resolver.used)
         if scans and window.start is None and ingest.start is None and not shape.has_time_bound:
             raise _fail(

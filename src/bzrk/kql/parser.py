@@ -496,11 +496,14 @@ class Parser:
                 items = self.parse_list_operand()
                 left = s.InList(self.span_from(start), op, left, items)
             elif op in ("between", "!between"):
-                self.expect_op("(")
+                # ADX's `(low .. high)`, or the vendor's `[low, high]`: both ends inclusive.
+                bracket = self.accept_op("[") is not None
+                if not bracket and self.accept_op("(") is None:
+                    raise unexpected(self.tok.text, "'(' or '['").at(self.tok.span)
                 low = self.parse_expr(prec + 1)
-                self.expect_op("..")
+                self.expect_op("," if bracket else "..")
                 high = self.parse_expr(prec + 1)
-                self.expect_op(")")
+                self.expect_op("]" if bracket else ")")
                 left = s.Between(self.span_from(start), op == "!between", left, low, high)
             else:
                 right = self.parse_expr(prec + 1)

@@ -55,6 +55,10 @@ class TableResolver:
     def resolve(self, name: str) -> TableSource | None:
         return None
 
+    def table_names(self) -> tuple[str, ...]:
+        """Every table of the database (what a leading `search` without `in` looks in)."""
+        return ()
+
 
 # A request's event-time window in 100 ns ticks since the Unix epoch: [start, end).
 QueryWindow = tuple[int, int]

@@ -13,6 +13,7 @@ from typing import Any
 from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths, deadline
 from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.expressions import star
 from bzrk.engine.compile.expressions.special import SPECIAL
 from bzrk.engine.compile.functions.table import lookup
 from bzrk.engine.compile.functions.window import WINDOW_FUNCTIONS
@@ -114,6 +115,8 @@ class ExprCompiler:
     # --- dynamic access ------------------------------------------------------------------
 
     def _Member(self, node: K.Member) -> Typed:
+        if star.has_wildcard(node):
+            return star.values(self, node)
         target = node.target
         if isinstance(target, K.NameRef) and target.name in ("$left", "$right"):
             side = self.scope.lets.get(target.name)
@@ -132,6 +135,8 @@ class ExprCompiler:
         return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(node.name)), "dynamic")
 
     def _Index(self, node: K.Index) -> Typed:
+        if star.has_wildcard(node):
+            return star.values(self, node)
         base = self.compile(node.target)
         key = bag_paths.index_key(node.index)
         native = bag_paths.member(base.sql, key) if key is not None else None
@@ -164,6 +169,10 @@ class ExprCompiler:
     # --- operators -----------------------------------------------------------------------
 
     def _Binary(self, node: K.Binary) -> Typed:
+        if isinstance(node.left, K.Star):
+            return star.any_column(self, node)
+        if star.has_wildcard(node.left) or star.has_wildcard(node.right):
+            return star.any_element(self, node)
         op = node.op
         if op in ("and", "or"):
             left, right = self.compile(node.left), self.compile(node.right)
@@ -176,6 +185,8 @@ class ExprCompiler:
         return string_op(op, left, right, node)
 
     def _InList(self, node: K.InList) -> Typed:
+        if star.has_wildcard(node.left):
+            return star.any_element(self, node)
         op = node.op
         negated = op.startswith("!")
         base = op[1:] if negated else op

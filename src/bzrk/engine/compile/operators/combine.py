@@ -25,11 +25,15 @@ def op_union(ctx: CompileContext, op: K.Union, relation: Relation | None) -> Rel
     if relation is not None:
         labelled.append((relation, ctx.result_names.get(relation.name, "union_arg0")))
 
-    for index, (rel, table) in enumerate(union_inputs(ctx, op)):
+    # An unnamed source is `union_arg<N>`, N its 0-based place among the sources the user
+    # wrote, a piped input being the first (the vendor's rule, which it says is ADX's).
+    first = 0 if relation is None else 1
+    places = {id(table): first + place for place, table in enumerate(op.tables)}
+    for rel, table in union_inputs(ctx, op):
         label = (
             ctx.result_names.get(rel.name)
             or expr_name(table)
-            or f"union_arg{index + len(labelled)}"
+            or f"union_arg{places.get(id(table), first + len(op.tables))}"
         )
         labelled.append((rel, label))
     params = {p.name: p.value for p in op.params}

@@ -3,7 +3,8 @@
 `"term"` matches rows where any string column has the term (`term*`, `*term`, `*term*` ask
 for a prefix, suffix or substring), `Col:"term"` where that column has it, `* has "x"` is the
 explicit form. Without `in (...)` and without input, search covers the tables (and views)
-the query defines; tables that lack a column the predicate names contribute no rows. Each
+the query defines and every table of the database (ADX); tables that lack a column the
+predicate names contribute no rows. `$raw` (the whole record again) is not searched. Each
 row carries the name of its table in `$table`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine.compile.errors import CompileError, unsupported
+from bzrk.engine.compile.expressions.star import searchable
 from bzrk.engine.compile.operators.combine import op_union
 from bzrk.engine.compile.operators.where import op_where
 from bzrk.engine.compile.relation import Relation, UserFunction
@@ -39,8 +41,7 @@ def _term(span: K.Span, column: K.Expr, text: str, case_sensitive: bool) -> K.Ex
 def _any_column(span: K.Span, relation: Relation, text: str, case_sensitive: bool) -> K.Expr:
     terms = [
         _term(span, K.NameRef(span, name), text, case_sensitive)
-        for name, kql_type in relation.columns
-        if kql_type in ("string", "dynamic") and not name.startswith("__")
+        for name in searchable(relation.columns)
     ]
     if not terms:
         return K.Literal(span, "bool", False, "false")
@@ -86,7 +87,6 @@ def _case_sensitive(op: K.Search) -> bool:
 
 
 def _filtered(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation | None:
-
     predicate = _predicate(op.predicate, relation, _case_sensitive(op))
     try:
         return op_where(ctx, K.Where(op.span, predicate), relation)
@@ -108,20 +108,22 @@ def op_search(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation
     return result
 
 
-def src_search(ctx: CompileContext, op: K.Search) -> Relation:
+def _every_table(ctx: CompileContext, span: K.Span) -> list[K.Expr]:
+    """What `search` without `in (...)` looks in (ADX): the tables and views the query defines,
+    then the database's tables they do not shadow."""
+    defined = [
+        name
+        for name, value in ctx.lets.items()
+        if not name.startswith("$")
+        and (isinstance(value, Relation) or (isinstance(value, UserFunction) and not value.params))
+    ]
+    stored = [name for name in ctx.resolver.table_names() if name not in ctx.lets]
+    return [K.NameRef(span, name) for name in [*defined, *stored]]
 
-    if op.tables:
-        names = list(op.tables)
-    else:
-        names = [
-            K.NameRef(op.span, name)
-            for name, value in ctx.lets.items()
-            if not name.startswith("$")
-            and (
-                isinstance(value, Relation)
-                or (isinstance(value, UserFunction) and not value.params)
-            )
-        ]
+
+def src_search(ctx: CompileContext, op: K.Search) -> Relation:
+    """`search predicate` starting a query: the matching rows of every table, with `$table`."""
+    names = list(op.tables) if op.tables else _every_table(ctx, op.span)
     if not names:
         raise unsupported(op, "search has no tables to look in", code="UnknownTable")
     with ctx.bound({}):
