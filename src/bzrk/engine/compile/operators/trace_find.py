@@ -1,0 +1,315 @@
+"""`trace-find`: the traces in which spans, and the logs correlated to them, match a pattern.
+
+``T | trace-find { A } >> { B } and { C } [within=5m] [where …] [summarize …]``. A block
+``{ predicate }`` is a where-predicate over one row of ``T`` (``{ }`` matches every row,
+``{ search "x" }`` the rows whose string or bag columns have the term). Rows with a
+``duration`` are spans, the others logs; a log is a child of the span whose ``span_id`` it
+carries and has no children. Structural relations (``>`` child, ``>>`` descendant, ``<`` parent,
+``<<`` ancestor, ``~`` sibling, ``::`` correlated log) hold between nodes of one trace; ``and`` /
+``or`` combine whole patterns per trace; a chain ``{A} >> {B} > {C}`` is the pairwise checks
+``{A} >> {B}`` and ``{B} > {C}``.
+
+The plan: one pass marks every row of a trace with a flag per block; a GROUP BY trace keeps
+the traces that could match (every block a pattern needs matched somewhere, which is already
+the answer for patterns without structural relations); only those traces gather their nodes in
+arrays, where the relations are array expressions (:mod:`.trace_relations`).
+
+Output: one row per matching trace, ``trace_id``. Attached clauses read the matching traces'
+rows (every row of the trace in the query window): ``where`` filters them, ``summarize``
+aggregates them per trace (``by trace_id`` is implicit and comes first), and clauses after the
+summarize read its result. ``within`` (the vendor's collection-window hint, default 5m) has no
+effect: the whole query window is read at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from bzrk.engine import sql as S
+from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.expressions.compiler import ExprCompiler
+from bzrk.engine.compile.operators import trace_relations as R
+from bzrk.engine.compile.operators.search import search_condition
+from bzrk.engine.compile.operators.summarize import op_summarize
+from bzrk.engine.compile.relation import Relation
+from bzrk.engine.compile.typed import T, Typed, to_string
+from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.engine.compile.context import CompileContext
+
+STRUCTURAL = (">", ">>", "<", "<<", "~", "::")
+# Never searched by `{ search "x" }`: the whole record repeats every other column.
+NOT_SEARCHED = frozenset({"$raw"})
+
+
+def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> Relation:
+    """`T | trace-find pattern …`: one row per matching trace, or the attached clauses' result."""
+    _check_params(op)
+    columns = dict(relation.columns)
+    for needed in ("trace_id", "span_id"):
+        if needed not in columns:
+            raise unsupported(
+                op,
+                f"trace-find needs a '{needed}' column (its input has none)",
+                code="UnknownName",
+            )
+    leaves = list(_leaves(op.pattern))
+    index = {id(leaf): i for i, leaf in enumerate(leaves)}
+    trace = _text(ctx, relation, op, "trace_id")
+    span = _text(ctx, relation, op, "span_id")
+    parent = (
+        _text(ctx, relation, op, "parent_span_id") if "parent_span_id" in columns else S.Lit("")
+    )
+    is_span = (
+        T("isNotNull({0})", ctx.expr(relation, K.NameRef(op.span, "duration")).sql)
+        if "duration" in columns
+        else T("true")
+    )
+    marks = [_flag(ctx, relation, leaf) for leaf in leaves]
+    node_columns: list[tuple[S.Expr, str]] = [
+        (trace, "__tid"),
+        (T("if({0}, {1}, '')", is_span, span), "__id"),
+        (T("if({0}, {1}, {2})", is_span, parent, span), "__pid"),
+        (T("toUInt8(NOT {0})", is_span), "__log"),
+        *((mark, f"__f{i}") for i, mark in enumerate(marks)),
+    ]
+    # Logs matter only where they match a block; spans also as the tree's inner nodes.
+    keep = functools.reduce(lambda a, b: S.BinOp("OR", a, b), marks, is_span)
+    nodes = ctx.select(
+        relation,
+        node_columns,
+        [
+            ("__tid", "string"),
+            ("__id", "string"),
+            ("__pid", "string"),
+            ("__log", "long"),
+            *((f"__f{i}", "long") for i in range(len(marks))),
+        ],
+        where=T("{0} != '' AND {1}", trace, keep),
+    )
+    candidates = ctx.new_cte(
+        S.Select(
+            columns=[(S.Col("__tid"), "__tid")],
+            from_=nodes.source(),
+            group_by=[S.Col("__tid")],
+            having=_necessary(op.pattern, index),
+        ),
+        [("__tid", "string")],
+    )
+    if _structural(op.pattern):
+        matched = _structural_matches(ctx, op, nodes, candidates, index, len(leaves))
+    else:
+        matched = candidates
+    result = ctx.select(matched, [(S.Col("__tid"), "trace_id")], [("trace_id", "string")])
+    if not op.output:
+        return result
+    return _attached(ctx, op, relation, trace, result)
+
+
+# --- the pattern -----------------------------------------------------------------------------
+
+
+def _check_params(op: K.TraceFind) -> None:
+    for param in op.params:
+        if param.name != "within":
+            raise unsupported(param, f"trace-find has no parameter '{param.name}' (only within)")
+        value = param.value
+        if not (isinstance(value, K.Literal) and value.type == "timespan"):
+            raise unsupported(param, "trace-find: within takes a timespan such as 5m")
+
+
+def _leaves(pattern: K.TracePattern) -> Iterator[K.TracePattern]:
+    if pattern.relation is None:
+        yield pattern
+        return
+    assert pattern.left is not None and pattern.right is not None
+    yield from _leaves(pattern.left)
+    yield from _leaves(pattern.right)
+
+
+def _structural(pattern: K.TracePattern) -> bool:
+    if pattern.relation is None:
+        return False
+    assert pattern.left is not None and pattern.right is not None
+    return pattern.relation in STRUCTURAL or _structural(pattern.left) or _structural(pattern.right)
+
+
+def _end_leaf(pattern: K.TracePattern, last: bool, relation: K.TracePattern) -> K.TracePattern:
+    """The block a structural relation reads on one side: in a chain the nearest block."""
+    while pattern.relation is not None:
+        if pattern.relation not in STRUCTURAL:
+            raise unsupported(
+                relation,
+                f"trace-find: '{relation.relation}' relates blocks, not patterns combined"
+                f" with '{pattern.relation}' (write each relation and combine them)",
+            )
+        side = pattern.right if last else pattern.left
+        assert side is not None
+        pattern = side
+    return pattern
+
+
+def _necessary(pattern: K.TracePattern, index: dict[int, int]) -> S.Expr:
+    """What a trace must have for the pattern to hold: every block it needs matched somewhere."""
+    if pattern.relation is None:
+        return T("max({0}) > 0", S.Col(f"__f{index[id(pattern)]}"))
+    assert pattern.left is not None and pattern.right is not None
+    op = "OR" if pattern.relation == "or" else "AND"
+    return S.BinOp(op, _necessary(pattern.left, index), _necessary(pattern.right, index))
+
+
+def _condition(pattern: K.TracePattern, index: dict[int, int], closures: set[int]) -> S.Expr:
+    """The pattern over one trace's node arrays (``closures`` collects the closures it reads)."""
+    if pattern.relation is None:
+        return R.has_match(index[id(pattern)])
+    assert pattern.left is not None and pattern.right is not None
+    if pattern.relation in ("and", "or"):
+        return S.BinOp(
+            pattern.relation.upper(),
+            _condition(pattern.left, index, closures),
+            _condition(pattern.right, index, closures),
+        )
+    left = index[id(_end_leaf(pattern.left, True, pattern))]
+    right = index[id(_end_leaf(pattern.right, False, pattern))]
+    closure = R.needs_closure(pattern.relation, left, right)
+    if closure is not None:
+        closures.add(closure)
+    result = R.related(pattern.relation, left, right)
+    for side in (pattern.left, pattern.right):
+        if side.relation is not None:  # a chain: its own relations hold too
+            result = S.BinOp("AND", result, _condition(side, index, closures))
+    return result
+
+
+def _structural_matches(
+    ctx: CompileContext,
+    op: K.TraceFind,
+    nodes: Relation,
+    candidates: Relation,
+    index: dict[int, int],
+    count: int,
+) -> Relation:
+    """The candidate traces whose node arrays satisfy the pattern."""
+    closures: set[int] = set()
+    condition = _condition(op.pattern, index, closures)
+    gathered = ctx.new_cte(
+        S.Select(
+            columns=[
+                (S.Col("__tid"), "__tid"),
+                (T("groupArray({0})", S.Col("__id")), "__ids"),
+                (T("groupArray({0})", S.Col("__pid")), "__pids"),
+                (T("groupArray({0})", S.Col("__log")), R.LOGS),
+                *((T("groupArray({0})", S.Col(f"__f{i}")), R.flags(i)) for i in range(count)),
+            ],
+            from_=nodes.source(),
+            where=S.InList(
+                S.Col("__tid"),
+                S.Select(columns=[(S.Col("__tid"), None)], from_=candidates.source()),
+            ),
+            group_by=[S.Col("__tid")],
+        ),
+        [("__tid", "string")],
+    )
+    carried = ["__tid", R.LOGS, *(R.flags(i) for i in range(count))]
+    tree = ctx.new_cte(
+        S.Select(
+            columns=[
+                *((S.Col(name), name) for name in carried),
+                (
+                    T(
+                        "arrayMap(p -> if(p = '', 0, indexOf({1}, p)), {0})",
+                        S.Col("__pids"),
+                        S.Col("__ids"),
+                    ),
+                    R.UP,
+                ),
+            ],
+            from_=gathered.source(),
+        ),
+        [("__tid", "string")],
+    )
+    carried.append(R.UP)
+    for level in R.closure_levels(carried, closures):
+        tree = ctx.new_cte(S.Select(columns=level, from_=tree.source()), [("__tid", "string")])
+    return ctx.new_cte(
+        S.Select(columns=[(S.Col("__tid"), "__tid")], from_=tree.source(), where=condition),
+        [("__tid", "string")],
+    )
+
+
+# --- rows and blocks -------------------------------------------------------------------------
+
+
+def _text(ctx: CompileContext, relation: Relation, op: K.TraceFind, name: str) -> S.Expr:
+    value = ctx.expr(relation, K.NameRef(op.span, name))
+    return to_string(Typed(value.sql, value.type))
+
+
+def _flag(ctx: CompileContext, relation: Relation, leaf: K.TracePattern) -> S.Expr:
+    """Whether block ``leaf`` matches a row, as UInt8 (a null predicate does not match)."""
+    predicate = leaf.predicate
+    if predicate is None:
+        return T("toUInt8(1)")
+    if isinstance(predicate, K.Pipeline):
+        search = predicate.source
+        if not isinstance(search, K.Search) or predicate.operators or search.tables:
+            raise unsupported(
+                predicate, "trace-find: a { } block holds a predicate or a search, not a query"
+            )
+        searched = dataclasses.replace(
+            relation, columns=[c for c in relation.columns if c[0] not in NOT_SEARCHED]
+        )
+        predicate = search_condition(search, searched)
+    value = ctx.expr(relation, predicate)
+    return T("toUInt8(ifNull({0}, false))", ExprCompiler(ctx.scope(relation)).as_bool(value))
+
+
+# --- attached clauses ------------------------------------------------------------------------
+
+
+def _attached(
+    ctx: CompileContext, op: K.TraceFind, relation: Relation, trace: S.Expr, result: Relation
+) -> Relation:
+    """The attached where / summarize clauses over the matching traces' rows."""
+    rows = ctx.select(
+        relation,
+        [(S.Col(n), n) for n, _ in relation.columns],
+        relation.columns,
+        where=S.InList(trace, S.Select(columns=[(S.Col("trace_id"), None)], from_=result.source())),
+    )
+    per_trace = False  # rows became one per trace (a summarize, or the default output)
+    for clause in op.output:
+        if isinstance(clause, K.Summarize):
+            if per_trace:
+                raise unsupported(clause, "trace-find takes one summarize, over the trace's rows")
+            rows = op_summarize(ctx, _by_trace(clause), rows)
+            per_trace = True
+        elif isinstance(clause, K.Where) or per_trace:
+            rows = ctx.operator(clause, rows)
+        else:
+            rows = _one_per_trace(ctx, rows)
+            per_trace = True
+            rows = ctx.operator(clause, rows)
+    return rows if per_trace else _one_per_trace(ctx, rows)
+
+
+def _by_trace(clause: K.Summarize) -> K.Summarize:
+    """``clause`` grouped by trace_id first (the vendor's implicit key)."""
+    for item in clause.by:
+        if not item.names and isinstance(item.expr, K.NameRef) and item.expr.name == "trace_id":
+            return clause
+    key = K.NamedExpr(clause.span, (), K.NameRef(clause.span, "trace_id"))
+    return dataclasses.replace(clause, by=(key, *clause.by))
+
+
+def _one_per_trace(ctx: CompileContext, rows: Relation) -> Relation:
+    return ctx.select(
+        rows,
+        [(S.Col("trace_id"), "trace_id")],
+        [("trace_id", "string")],
+        group_by=[S.Col("trace_id")],
+    )
