@@ -37,13 +37,24 @@ from bzrk.engine.compile.operators.summarize import op_summarize
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.typed import T, Typed, to_string
 from bzrk.kql import syntax as K
+from bzrk.storage.schema import COLUMNS_BY_NAME
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
 
 STRUCTURAL = (">", ">>", "<", "<<", "~", "::")
-# Never searched by `{ search "x" }`: the whole record repeats every other column.
-NOT_SEARCHED = frozenset({"$raw"})
+
+
+def _searched(name: str, kql_type: str) -> bool:
+    """Whether `{ search "x" }` reads the column: strings and bags (attributes, resource,
+    scope, span events and links), never the numeric arrays of metric points nor ``$raw``,
+    the whole record again (reading each would cost as much as the rest of the row)."""
+    if kql_type == "string":
+        return True
+    if kql_type != "dynamic" or name == "$raw":
+        return False
+    stored = COLUMNS_BY_NAME.get(name)
+    return stored is None or stored.ch_type.startswith(("JSON", "Array(JSON"))
 
 
 def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> Relation:
@@ -261,7 +272,7 @@ def _flag(ctx: CompileContext, relation: Relation, leaf: K.TracePattern) -> S.Ex
                 predicate, "trace-find: a { } block holds a predicate or a search, not a query"
             )
         searched = dataclasses.replace(
-            relation, columns=[c for c in relation.columns if c[0] not in NOT_SEARCHED]
+            relation, columns=[c for c in relation.columns if _searched(*c)]
         )
         predicate = search_condition(search, searched)
     value = ctx.expr(relation, predicate)
