@@ -24,7 +24,6 @@ effect: the whole query window is read at once.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -75,7 +74,7 @@ def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> R
     parent = (
         _text(ctx, relation, op, "parent_span_id") if "parent_span_id" in columns else S.Lit("")
     )
-    is_span = (
+    is_span: S.Expr = (
         T("isNotNull({0})", ctx.expr(relation, K.NameRef(op.span, "duration")).sql)
         if "duration" in columns
         else T("true")
@@ -89,7 +88,9 @@ def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> R
         *((mark, f"__f{i}") for i, mark in enumerate(marks)),
     ]
     # Logs matter only where they match a block; spans also as the tree's inner nodes.
-    keep = functools.reduce(lambda a, b: S.BinOp("OR", a, b), marks, is_span)
+    keep: S.Expr = is_span
+    for mark in marks:
+        keep = S.BinOp("OR", keep, mark)
     nodes = ctx.select(
         relation,
         node_columns,
