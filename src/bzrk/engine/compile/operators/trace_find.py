@@ -68,17 +68,18 @@ def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> R
             )
     leaves = list(_leaves(op.pattern))
     index = {id(leaf): i for i, leaf in enumerate(leaves)}
-    trace = _text(ctx, relation, op, "trace_id")
-    span = _text(ctx, relation, op, "span_id")
-    parent = (
-        _text(ctx, relation, op, "parent_span_id") if "parent_span_id" in columns else S.Lit("")
-    )
+    rows = relation
+    if any(isinstance(leaf.predicate, K.Pipeline) for leaf in leaves):
+        rows = _with_bag_text(ctx, relation)
+    trace = _text(ctx, rows, op, "trace_id")
+    span = _text(ctx, rows, op, "span_id")
+    parent = _text(ctx, rows, op, "parent_span_id") if "parent_span_id" in columns else S.Lit("")
     is_span: S.Expr = (
-        T("isNotNull({0})", ctx.expr(relation, K.NameRef(op.span, "duration")).sql)
+        T("isNotNull({0})", ctx.expr(rows, K.NameRef(op.span, "duration")).sql)
         if "duration" in columns
         else T("true")
     )
-    marks = [_flag(ctx, relation, leaf) for leaf in leaves]
+    marks = [_flag(ctx, rows, leaf) for leaf in leaves]
     node_columns: list[tuple[S.Expr, str]] = [
         (trace, "__tid"),
         (T("if({0}, {1}, '')", is_span, span), "__id"),
@@ -91,7 +92,7 @@ def op_trace_find(ctx: CompileContext, op: K.TraceFind, relation: Relation) -> R
     for mark in marks:
         keep = S.BinOp("OR", keep, mark)
     nodes = ctx.select(
-        relation,
+        rows,
         node_columns,
         [
             ("__tid", "string"),
@@ -260,6 +261,25 @@ def _text(ctx: CompileContext, relation: Relation, op: K.TraceFind, name: str) -
     return to_string(Typed(value.sql, value.type))
 
 
+def _with_bag_text(ctx: CompileContext, relation: Relation) -> Relation:
+    """``relation`` plus each searched bag's JSON text as a string column ("resource text").
+
+    A search term then reads the text once per row: `has` on the dynamic bag itself would
+    serialize it again in every branch of its null and string checks (a bag is never a JSON
+    string, so its text is the serialization as is).
+    """
+    texts = [(name, f"{name} text") for name, kql_type in relation.columns
+             if kql_type == "dynamic" and _searched(name, kql_type)]  # fmt: skip
+    return ctx.select(
+        relation,
+        [
+            *((S.Col(n), n) for n, _ in relation.columns),
+            *((T("{0}", relation.column(bag)), text) for bag, text in texts),
+        ],
+        [*relation.columns, *((text, "string") for _, text in texts)],
+    )
+
+
 def _flag(ctx: CompileContext, relation: Relation, leaf: K.TracePattern) -> S.Expr:
     """Whether block ``leaf`` matches a row, as UInt8 (a null predicate does not match)."""
     predicate = leaf.predicate
@@ -271,8 +291,9 @@ def _flag(ctx: CompileContext, relation: Relation, leaf: K.TracePattern) -> S.Ex
             raise unsupported(
                 predicate, "trace-find: a { } block holds a predicate or a search, not a query"
             )
+        # Strings and the bags' text (_with_bag_text): never the bags themselves.
         searched = dataclasses.replace(
-            relation, columns=[c for c in relation.columns if _searched(*c)]
+            relation, columns=[c for c in relation.columns if c[1] == "string"]
         )
         predicate = search_condition(search, searched)
     value = ctx.expr(relation, predicate)
