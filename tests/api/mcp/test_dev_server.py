@@ -269,7 +269,7 @@ def doc_examples() -> tuple[list[str], list[dict[str, Any]]]:
         for lang, block in re.findall(r"```(\w+)\n(.*?)```", text, re.S):
             if lang == "json":
                 calls.append(json.loads(block))
-            elif lang == "kql" and topic != "trace-find":  # documented as not running yet
+            elif lang == "kql":
                 for snippet in re.split(r"\n\s*\n", block):
                     lines = [ln for ln in snippet.splitlines() if not ln.strip().startswith("//")]
                     if any(ln.strip() for ln in lines):
