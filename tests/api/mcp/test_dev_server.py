@@ -265,7 +265,7 @@ def doc_examples() -> tuple[list[str], list[dict[str, Any]]]:
 
     queries: list[str] = []
     calls: list[dict[str, Any]] = []
-    for topic, text in DOCS.items():
+    for text in DOCS.values():
         for lang, block in re.findall(r"```(\w+)\n(.*?)```", text, re.S):
             if lang == "json":
                 calls.append(json.loads(block))
