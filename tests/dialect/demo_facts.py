@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -823,3 +824,26 @@ def sample_signal_flags(f: DemoFacts, t: Table) -> list[str]:
 
 
 _count_oracle("count_roots", lambda f, r: is_span(f, r) and not r.parent_span_id)
+
+
+def _has_term(text: str | None, term: str) -> bool:
+    """KQL `has`: ``term`` is a whole term of ``text`` (case-insensitive)."""
+    return any(w == term.lower() for w in re.split(r"[^0-9a-z]+", (text or "").lower()))
+
+
+@oracle
+def traces_with_deadlock(f: DemoFacts, t: Table) -> list[str]:
+    """Traces with a row that has the term "Deadlock" (`{ search "Deadlock" }`, DOC-TF).
+
+    The generator writes the term into a log's body whenever it writes it into a span's status
+    or exception event (demo/traces.py, a deadlocked payment capture), so the logs decide.
+    """
+    want = len({r.trace_id for r in f.logs if r.trace_id and _has_term(r.body, "Deadlock")})
+    return _eq("traces", _scalar(t), want)
+
+
+@oracle
+def up_to_20_error_log_traces(f: DemoFacts, t: Table) -> list[str]:
+    """`trace-find { severity_text == "ERROR" } | take 20`: up to 20 traces with an error log."""
+    want = len({r.trace_id for r in f.logs if r.trace_id and r.severity_text == "ERROR"})
+    return _eq("rows", len(t.rows), min(20, want))

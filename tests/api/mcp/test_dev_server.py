@@ -265,11 +265,11 @@ def doc_examples() -> tuple[list[str], list[dict[str, Any]]]:
 
     queries: list[str] = []
     calls: list[dict[str, Any]] = []
-    for topic, text in DOCS.items():
+    for text in DOCS.values():
         for lang, block in re.findall(r"```(\w+)\n(.*?)```", text, re.S):
             if lang == "json":
                 calls.append(json.loads(block))
-            elif lang == "kql" and topic != "trace-find":  # documented as not running yet
+            elif lang == "kql":
                 for snippet in re.split(r"\n\s*\n", block):
                     lines = [ln for ln in snippet.splitlines() if not ln.strip().startswith("//")]
                     if any(ln.strip() for ln in lines):

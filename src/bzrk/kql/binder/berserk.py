@@ -69,6 +69,7 @@ def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
     row = input if input.columns or input.raw else TableSchema((), raw=True)
     _trace_pattern(b, op.pattern, row)
     schema = TableSchema((Column("trace_id", STRING),))
+    per_trace = False  # a `where` before any summarize filters the trace's rows
     for out in op.output:
         b.bound.inputs[out] = row
         if isinstance(out, s.Summarize):
@@ -79,8 +80,12 @@ def _trace_find(b: Binder, op: s.TraceFind, input: TableSchema) -> TableSchema:
                     *[c for c in summarized.columns if c.name != "trace_id"],
                 )
             )
+            per_trace = True
+        elif isinstance(out, s.Where) and not per_trace:
+            bind_operator(b, out, row)
         else:
             schema = bind_operator(b, out, schema)
+            per_trace = True
         b.bound.schemas[out] = schema
     return schema
 

@@ -141,3 +141,9 @@ def src_search(ctx: CompileContext, op: K.Search) -> Relation:
             )
         source = K.OperatorParam(op.span, "withsource", K.NameRef(op.span, "$table"))
         return op_union(ctx, K.Union(op.span, (source,), tuple(refs)), None)
+
+
+def search_condition(op: K.Search, relation: Relation) -> K.Expr:
+    """``op``'s predicate as a `where` predicate over ``relation``'s string and dynamic columns
+    (a `{ search "x" }` block of trace-find reads it)."""
+    return _predicate(op.predicate, relation, _case_sensitive(op))

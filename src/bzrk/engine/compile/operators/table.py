@@ -30,6 +30,7 @@ from bzrk.engine.compile.operators import (
     sources,
     summarize,
     topnested,
+    trace_find,
     union_sources,
     where,
 )
@@ -77,6 +78,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.GetSchema: results.op_getschema,
     K.Fork: results.op_fork,
     K.FieldStats: fieldstats.op_fieldstats,
+    K.TraceFind: trace_find.op_trace_find,
     K.Invoke: results.op_invoke,
 }
 
