@@ -847,3 +847,15 @@ def up_to_20_error_log_traces(f: DemoFacts, t: Table) -> list[str]:
     """`trace-find { severity_text == "ERROR" } | take 20`: up to 20 traces with an error log."""
     want = len({r.trace_id for r in f.logs if r.trace_id and r.severity_text == "ERROR"})
     return _eq("rows", len(t.rows), min(20, want))
+
+
+@oracle
+def up_to_5_payment_error_logs_with_trace(f: DemoFacts, t: Table) -> list[str]:
+    """`... severity_text == 'ERROR' ... service == 'payment' | take 5`: up to five such logs
+    (a demo day holds between a few and dozens, depending on the hour it was generated)."""
+    want = sum(
+        1
+        for r in f.logs
+        if r.severity_text == "ERROR" and r.trace_id and r.body and r.service == "payment"
+    )
+    return _eq("rows", len(t.rows), min(5, want))

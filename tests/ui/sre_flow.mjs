@@ -101,6 +101,8 @@ await finish(report, browser, page, async () => {
   await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('[data-testid=trace-list]')?.dataset.state));
   report.tracefind_outcome = await page.evaluate(() => document.querySelector('[data-testid=trace-list]').dataset.state);
   report.tracefind_message = (await page.textContent('[data-testid=trace-list]')).slice(0, 200);
+  // The engine runs trace-find: the built query answers (tracefind_flow.mjs checks its rows).
+  check(report.tracefind_outcome === 'done', `the built trace-find ended ${report.tracefind_outcome}: ${report.tracefind_message}`);
   await shot(page, report, '12-tracefind-builder');
 
   // 4. The logs view: newest first, severity colours, histogram, live tail over new records.
