@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import bag_paths, deadline
+from bzrk.engine.compile import annotations, bag_paths, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions.special import SPECIAL
 from bzrk.engine.compile.functions.table import lookup
@@ -120,15 +120,21 @@ class ExprCompiler:
             if isinstance(side, dict) and node.name in side:
                 return side[node.name]
             raise unsupported(node, f"unknown column {target.name}.{node.name}", code="UnknownName")
-        base = self.compile(target)
-        native = bag_paths.member(base.sql, (node.name,))
+        value = self._member(self.compile(target), node.name)
+        return annotations.typed_member(self.scope.annotations, node, value)
+
+    def _member(self, base: Typed, name: str) -> Typed:
+        native = bag_paths.member(base.sql, (name,))
         if native is not None:
             return Typed(native, "dynamic")
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")
-        return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(node.name)), "dynamic")
+        return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(name)), "dynamic")
 
     def _Index(self, node: K.Index) -> Typed:
+        return annotations.typed_member(self.scope.annotations, node, self._index(node))
+
+    def _index(self, node: K.Index) -> Typed:
         base = self.compile(node.target)
         key = bag_paths.index_key(node.index)
         native = bag_paths.member(base.sql, key) if key is not None else None

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from bzrk.engine.compile.context import Operator, Source
 from bzrk.engine.compile.operators import (
+    annotate,
     combine,
     expand,
     extend,
@@ -77,6 +78,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.GetSchema: results.op_getschema,
     K.Fork: results.op_fork,
     K.FieldStats: fieldstats.op_fieldstats,
+    K.Annotate: annotate.op_annotate,
     K.Invoke: results.op_invoke,
 }
 
