@@ -18,6 +18,7 @@ from bzrk.engine.compile.operators import (
     fieldstats,
     graph,
     graph_match,
+    log_stats,
     make_series,
     parsing,
     partition,
@@ -79,6 +80,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.Fork: results.op_fork,
     K.FieldStats: fieldstats.op_fieldstats,
     K.Annotate: annotate.op_annotate,
+    K.OtelLogStats: log_stats.op_otel_log_stats,
     K.Invoke: results.op_invoke,
 }
 
