@@ -85,6 +85,16 @@ def test_annotations_follow_renames_and_clear_on_rebinding(chdb_backend) -> None
     assert columns[-1] == ("v", "dynamic")
 
 
+def test_a_column_bound_to_an_annotated_path_inherits_it(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    columns, rows = typed(
+        chdb_backend,
+        'datatable(x:dynamic)[dynamic({"nested": {"n": "5", "s": "a"}})]'
+        " | annotate x.nested:{n:long} | project y = x.nested | extend m = y.n * 2, t = y.s",
+    )
+    assert columns == [("y", "dynamic"), ("m", "long"), ("t", "dynamic")]
+    assert rows == [[{"n": "5", "s": "a"}, 10, "a"]]
+
+
 def test_typed_columns_take_only_their_own_type(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     columns, rows = typed(chdb_backend, "print s = 'a', n = 1 | annotate s:string, n:int")
     assert columns == [("s", "string"), ("n", "long")]

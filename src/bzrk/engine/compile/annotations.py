@@ -8,12 +8,15 @@ Array and object annotations are kept for their scalar leaves only: an element o
 array (``cargo.items[0]``) stays ``dynamic``, as the vendor's example shows.
 
 Annotations ride along through a select that passes their root column on as itself (under
-any name: ``project-rename`` moves them); a column bound to anything else loses them.
+any name: ``project-rename`` moves them), and a column bound to an annotated object path
+(``project y = x.nested``) inherits the annotations under it; a column bound to anything else
+loses them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.typed import Typed, from_dynamic
@@ -78,14 +81,27 @@ def path_of(node: K.Expr) -> Path | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class AnnotatedValue(S.Template):
+    """The value of an annotated object or array path: its annotations go where it goes.
+
+    ``project y = x.nested`` makes ``y`` inherit what ``x.nested`` and the paths under it were
+    annotated with (:func:`carry`). The SQL is the value's own.
+    """
+
+    path: Path = ()
+
+
 def typed_member(annotations: Annotations, node: K.Expr, value: Typed) -> Typed:
     """``value`` (the dynamic value of member path ``node``) read as its annotated type."""
     if not annotations or value.type != "dynamic":
         return value
     path = path_of(node)
     type_text = annotations.get(path) if path is not None else None
-    if type_text is None or not is_scalar(type_text):
+    if path is None or type_text is None:
         return value
+    if not is_scalar(type_text):
+        return Typed(AnnotatedValue("{0}", [value.sql], path), "dynamic")
     return from_dynamic(value.sql, type_text)
 
 
@@ -103,11 +119,17 @@ def carry(
         return {}
     renamed: dict[str, list[str]] = {}
     bound: set[str] = set()
+    out: dict[Path, str] = {}
     for expr, name in columns:
         bound.add(name)
         if isinstance(expr, S.Col) and expr.table is None:
             renamed.setdefault(expr.name, []).append(name)
-    out: dict[Path, str] = {}
+        elif isinstance(expr, AnnotatedValue):
+            # A column bound to an annotated path: the annotations under that path, re-rooted.
+            n = len(expr.path)
+            for path, type_text in annotations.items():
+                if path[:n] == expr.path and len(path) > n:
+                    out[(name, *path[n:])] = type_text
     for path, type_text in annotations.items():
         root, rest = path[0], path[1:]
         if root not in input_names:
@@ -121,6 +143,7 @@ def carry(
 
 __all__ = [
     "SCALAR_TYPES",
+    "AnnotatedValue",
     "Annotations",
     "Path",
     "carry",
