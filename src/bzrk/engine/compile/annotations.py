@@ -108,7 +108,7 @@ def typed_member(annotations: Annotations, node: K.Expr, value: Typed) -> Typed:
 def carry(
     annotations: Annotations,
     columns: Sequence[tuple[S.Expr, str]],
-    input_names: set[str],
+    input_columns: Sequence[tuple[str, str]],
 ) -> dict[Path, str]:
     """The annotations of a select's output: those whose root column it passes on as itself.
 
@@ -117,6 +117,7 @@ def carry(
     """
     if not annotations:
         return {}
+    input_names = {n for n, _ in input_columns}
     renamed: dict[str, list[str]] = {}
     bound: set[str] = set()
     out: dict[Path, str] = {}

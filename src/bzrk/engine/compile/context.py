@@ -125,9 +125,7 @@ class CompileContext:
         )
         result = self.new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
         result.bags = bags
-        result.annotations = annotations.carry(
-            relation.annotations, columns, {n for n, _ in relation.columns}
-        )
+        result.annotations = annotations.carry(relation.annotations, columns, relation.columns)
         return result
 
     def discover(self, query: S.Select) -> list[dict[str, Any]]:
