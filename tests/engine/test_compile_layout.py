@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "naming",
             "rewrite",
             "bag_paths",
-            "annotations",
+            "annotated",
             "relation",
             "summarize_budget",
             "scope",

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import annotations, bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, deadline
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
 from bzrk.engine.compile.functions.window import row_window
@@ -125,7 +125,7 @@ class CompileContext:
         )
         result = self.new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
         result.bags = bags
-        result.annotations = annotations.carry(relation.annotations, columns, relation.columns)
+        result.annotations = annotated.carry(relation.annotations, columns, relation.columns)
         return result
 
     def discover(self, query: S.Select) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import annotations, bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions.special import SPECIAL
 from bzrk.engine.compile.functions.table import lookup
@@ -121,7 +121,7 @@ class ExprCompiler:
                 return side[node.name]
             raise unsupported(node, f"unknown column {target.name}.{node.name}", code="UnknownName")
         value = self._member(self.compile(target), node.name)
-        return annotations.typed_member(self.scope.annotations, node, value)
+        return annotated.typed_member(self.scope.annotations, node, value)
 
     def _member(self, base: Typed, name: str) -> Typed:
         native = bag_paths.member(base.sql, (name,))
@@ -132,7 +132,7 @@ class ExprCompiler:
         return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(name)), "dynamic")
 
     def _Index(self, node: K.Index) -> Typed:
-        return annotations.typed_member(self.scope.annotations, node, self._index(node))
+        return annotated.typed_member(self.scope.annotations, node, self._index(node))
 
     def _index(self, node: K.Index) -> Typed:
         base = self.compile(node.target)

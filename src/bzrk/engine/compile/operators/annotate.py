@@ -9,7 +9,7 @@
   as ``toreal``/``tolong``/… convert (a value of another kind reads as null). A name that is no
   column is the record's field (``$raw``), added as a column — ``annotate response_time:real |
   summarize avg(response_time)`` — as the binder's schema has it.
-* A path, or the fields of an object type, are kept on the relation (:mod:`..annotations`):
+* A path, or the fields of an object type, are kept on the relation (:mod:`..annotated`):
   later member access on the path reads it as the type (``log.voyages + 1`` is a ``long``),
   through ``project``/``extend``/``where``/``sort``/… that pass the column on; the column itself
   stays ``dynamic``. An array element (``cargo.items[0]``) stays ``dynamic``.
@@ -24,7 +24,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import annotations
+from bzrk.engine.compile import annotated
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.typed import Typed, from_dynamic
@@ -41,7 +41,7 @@ def op_annotate(ctx: CompileContext, op: K.Annotate, relation: Relation) -> Rela
     declared = dict(relation.annotations)
     values: dict[str, Typed] = {}  # columns the operator (re)defines
     for item in op.items:
-        path = annotations.path_of(item.path)
+        path = annotated.path_of(item.path)
         if path is None:
             raise unsupported(item.path, "annotate takes a column or a dotted path (log.level)",
                               code="InvalidArgument")  # fmt: skip
@@ -52,17 +52,17 @@ def op_annotate(ctx: CompileContext, op: K.Annotate, relation: Relation) -> Rela
             continue
         # A new annotation of a path replaces the old ones at and below it.
         declared = {p: t for p, t in declared.items() if p[: len(path)] != path}
-        if len(path) == 1 and (current is None or annotations.is_scalar(item.type)):
+        if len(path) == 1 and (current is None or annotated.is_scalar(item.type)):
             value = values.get(root) or ctx.expr(relation, item.path)  # UnknownName if none
-            if annotations.is_scalar(item.type):
+            if annotated.is_scalar(item.type):
                 value = from_dynamic(value.sql, item.type)
                 declared = {p: t for p, t in declared.items() if p[0] != root}
             values[root] = value
-            if annotations.is_scalar(item.type):
+            if annotated.is_scalar(item.type):
                 continue
         elif len(path) > 1 and current is None:
             ctx.expr(relation, K.NameRef(item.path.span, root))  # the root must resolve
-        declared.update(annotations.flatten(path, item.type))
+        declared.update(annotated.flatten(path, item.type))
     if not values:
         return dataclasses.replace(relation, annotations=declared)
     names = [n for n, _ in relation.columns]
