@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "naming",
             "rewrite",
             "bag_paths",
+            "annotated",
             "relation",
             "summarize_budget",
             "scope",

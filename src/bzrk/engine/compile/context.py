@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, deadline
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
 from bzrk.engine.compile.functions.window import row_window
@@ -125,6 +125,7 @@ class CompileContext:
         )
         result = self.new_cte(query, out, ordered=relation.ordered and not kw.get("group_by"))
         result.bags = bags
+        result.annotations = annotated.carry(relation.annotations, columns, relation.columns)
         return result
 
     def discover(self, query: S.Select) -> list[dict[str, Any]]:
@@ -138,9 +139,16 @@ class CompileContext:
         self, relation: Relation | None = None, *, columns: dict[str, Typed] | None = None
     ) -> Scope:
         """The scope of an expression over ``relation``'s row (or ``columns``), with the lets."""
+        declared: Mapping[tuple[str, ...], str] = {}
         if relation is not None:
             columns = {n: Typed(relation.column(n), t) for n, t in relation.columns}
-        return Scope(columns=columns if columns is not None else {}, lets=self.lets, host=self)
+            declared = relation.annotations
+        return Scope(
+            columns=columns if columns is not None else {},
+            lets=self.lets,
+            host=self,
+            annotations=declared,
+        )
 
     def expr(self, relation: Relation | None, node: K.Expr, *, window: bool = False) -> Typed:
         """Compile the scalar ``node`` over ``relation``'s row (``window``: prev/next allowed)."""

@@ -22,6 +22,8 @@ class Relation:
     bags: dict[str, bag_paths.BagPaths] = field(default_factory=dict)
     # Set when this relation is a stored table read as is (every row, no filter).
     stored: S.TableRef | None = None
+    # Types `annotate` declared for dynamic paths: ("log", "level") -> "string" (annotated.py).
+    annotations: dict[tuple[str, ...], str] = field(default_factory=dict)
 
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)

@@ -53,3 +53,5 @@ class Scope:
     row_window: Callable[[str, list[Typed], K.Call], Typed] | None = None
     # None where no tabular argument, user function or option can be reached.
     host: ExpressionHost | None = None
+    # Types `annotate` declared for dynamic member paths (see ..annotated).
+    annotations: Mapping[tuple[str, ...], str] = field(default_factory=dict)

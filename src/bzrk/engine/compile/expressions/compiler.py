@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions import star
 from bzrk.engine.compile.expressions.special import SPECIAL
@@ -126,17 +126,23 @@ class ExprCompiler:
         dotted = K.dotted_name(node)
         if dotted is not None and dotted in self.scope.columns:
             return self.scope.columns[dotted]  # a column whose name has a dot
-        base = self.compile(target)
-        native = bag_paths.member(base.sql, (node.name,))
+        value = self._member(self.compile(target), node.name)
+        return annotated.typed_member(self.scope.annotations, node, value)
+
+    def _member(self, base: Typed, name: str) -> Typed:
+        native = bag_paths.member(base.sql, (name,))
         if native is not None:
             return Typed(native, "dynamic")
         if base.type != "dynamic":
             base = Typed(to_json(base), "dynamic")
-        return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(node.name)), "dynamic")
+        return Typed(T("nullIf(JSONExtractRaw({0}, {1}), '')", base.sql, lit(name)), "dynamic")
 
     def _Index(self, node: K.Index) -> Typed:
         if star.has_wildcard(node):
             return star.values(self, node)
+        return annotated.typed_member(self.scope.annotations, node, self._index(node))
+
+    def _index(self, node: K.Index) -> Typed:
         base = self.compile(node.target)
         key = bag_paths.index_key(node.index)
         native = bag_paths.member(base.sql, key) if key is not None else None

@@ -176,6 +176,11 @@ def _path_name(node: K.Expr) -> str | None:
     return None
 
 
+def sample_size(ctx: CompileContext, param: K.OperatorParam | None) -> int:
+    """The ``limit=`` parameter: how many rows are sampled (checked as fieldstats checks it)."""
+    return _int_param(ctx, param, DEFAULT_SAMPLE, "limit")
+
+
 def _int_param(ctx: CompileContext, param: K.OperatorParam | None, default: int, name: str) -> int:
     if param is None:
         return default
@@ -197,4 +202,4 @@ def _glob_param(ctx: CompileContext, param: K.OperatorParam | None) -> str | Non
     return escaped.replace("*", "%").replace("?", "_")
 
 
-__all__ = ["OUTPUT", "op_fieldstats"]
+__all__ = ["OUTPUT", "op_fieldstats", "sample_size"]

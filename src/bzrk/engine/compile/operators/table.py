@@ -11,12 +11,14 @@ from collections.abc import Mapping
 
 from bzrk.engine.compile.context import Operator, Source
 from bzrk.engine.compile.operators import (
+    annotate,
     combine,
     expand,
     extend,
     fieldstats,
     graph,
     graph_match,
+    log_stats,
     make_series,
     parsing,
     partition,
@@ -79,6 +81,8 @@ OPERATORS: Mapping[type, Operator] = {
     K.Fork: results.op_fork,
     K.FieldStats: fieldstats.op_fieldstats,
     K.TraceFind: trace_find.op_trace_find,
+    K.Annotate: annotate.op_annotate,
+    K.OtelLogStats: log_stats.op_otel_log_stats,
     K.Invoke: results.op_invoke,
 }
 
