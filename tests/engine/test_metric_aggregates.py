@@ -15,12 +15,10 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.metrics.v1 import metrics_pb2 as mt
 
-from bzrk.engine.events import Error, RowBatch
 from bzrk.engine.oneshot import execute_text
-from bzrk.engine.request import QueryRequest
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
-from bzrk.testing import client
+from tests.engine.otlp import final_rows, post_otlp
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
 
 CUMULATIVE = mt.AGGREGATION_TEMPORALITY_CUMULATIVE
@@ -87,25 +85,12 @@ def _request() -> ExportMetricsServiceRequest:
 
 @pytest.fixture
 async def service(catalog: StorageCatalog, ingest_app, ingest_token) -> QueryService:  # type: ignore[no-untyped-def]  # noqa: F811
-    async with client(ingest_app) as http:
-        response = await http.post(
-            "/v1/metrics",
-            content=_request().SerializeToString(),
-            headers={
-                "Authorization": f"Bearer {ingest_token}",
-                "Content-Type": "application/x-protobuf",
-            },
-        )
-    assert response.status_code == 200, response.content
+    await post_otlp(ingest_app, ingest_token, ("/v1/metrics", _request()))
     return QueryService(catalog.backend, catalog=catalog)
 
 
 async def rows(service: QueryService, query: str) -> list[list[Any]]:
-    request = QueryRequest(database="default", query=query, since="2h ago", progressive=False)
-    events = [event async for event in service.execute(request)]
-    errors = [e for e in events if isinstance(e, Error)]
-    assert not errors, errors[0]
-    return [row for e in events if isinstance(e, RowBatch) for row in e.rows]
+    return await final_rows(service, query)
 
 
 @pytest.mark.anyio
