@@ -229,18 +229,18 @@ _NUMBER_FAST_PATHS = {
 # --- finding the paths a query names -------------------------------------------------------
 
 
-def _chain(node: K.Expr) -> tuple[str, Path] | None:
+def chain(node: K.Expr) -> tuple[str, Path] | None:
     """``root.a["b.c"]`` → ``("root", ("a", "b", "c"))``; None unless every key is constant."""
     if isinstance(node, K.Paren):
-        return _chain(node.expr)
+        return chain(node.expr)
     if isinstance(node, K.NameRef):
         return node.name, ()
     if isinstance(node, K.Member):
-        inner = _chain(node.target)
+        inner = chain(node.target)
         return None if inner is None else (inner[0], (*inner[1], node.name))
     if isinstance(node, K.Index):
         key = index_key(node.index)
-        inner = _chain(node.target) if key is not None else None
+        inner = chain(node.target) if key is not None else None
         return None if inner is None or key is None else (inner[0], (*inner[1], *key))
     return None
 
@@ -263,11 +263,11 @@ def collect_paths(query: K.Node) -> dict[str, set[Path]]:
     found: dict[str, set[Path]] = {}
     for node in query.walk():
         if isinstance(node, K.Member | K.Index):
-            chain = _chain(node)  # type: ignore[arg-type]
-            if chain is not None and chain[1]:
-                found.setdefault(chain[0], set()).add(chain[1])
-                if not chain[0].startswith("$"):
-                    found.setdefault(PERMISSIVE, set()).add((chain[0], *chain[1]))
+            named = chain(node)  # type: ignore[arg-type]
+            if named is not None and named[1]:
+                found.setdefault(named[0], set()).add(named[1])
+                if not named[0].startswith("$"):
+                    found.setdefault(PERMISSIVE, set()).add((named[0], *named[1]))
         elif isinstance(node, K.NameRef) and not node.name.startswith("$"):
             found.setdefault(PERMISSIVE, set()).add((node.name,))
     return found
@@ -461,6 +461,20 @@ def carry(
             if cols.sub is not None:
                 hidden[cols.sub] = None
     return [(S.Col(h), h) for h in hidden], out
+
+
+def raw_member(raw_sql: S.Expr | None, node: K.Expr) -> PathText | None:
+    """A whole constant chain on ``$raw`` (``$raw.resource["service.name"]``) as the native path
+    it names, when the table read carries it; else None.
+
+    Compiling the chain step by step would build ``$raw.resource`` first, whose text is the
+    general (whole-record) form for a bag with typed paths, and the key would then be read from
+    that text row by row.
+    """
+    found = chain(node)
+    if raw_sql is None or found is None or found[0] != RAW or not found[1]:
+        return None
+    return member(raw_sql, found[1])
 
 
 def member(base_sql: S.Expr, keys: Path) -> PathText | None:

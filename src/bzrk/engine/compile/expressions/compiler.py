@@ -126,6 +126,9 @@ class ExprCompiler:
         dotted = K.dotted_name(node)
         if dotted is not None and dotted in self.scope.columns:
             return self.scope.columns[dotted]  # a column whose name has a dot
+        raw = self._raw_member(node)
+        if raw is not None:
+            return raw
         value = self._member(self.compile(target), node.name)
         return annotated.typed_member(self.scope.annotations, node, value)
 
@@ -140,7 +143,16 @@ class ExprCompiler:
     def _Index(self, node: K.Index) -> Typed:
         if star.has_wildcard(node):
             return star.values(self, node)
+        raw = self._raw_member(node)
+        if raw is not None:
+            return raw
         return annotated.typed_member(self.scope.annotations, node, self._index(node))
+
+    def _raw_member(self, node: K.Member | K.Index) -> Typed | None:
+        """``$raw.<bag>.<path>`` read from the bag's native path in one step."""
+        raw = self.scope.columns.get(bag_paths.RAW)
+        native = bag_paths.raw_member(raw.sql if raw is not None else None, node)
+        return None if native is None else Typed(native, "dynamic")
 
     def _index(self, node: K.Index) -> Typed:
         base = self.compile(node.target)
