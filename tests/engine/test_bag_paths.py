@@ -401,3 +401,21 @@ def test_a_raw_path_into_a_typed_bag_reads_the_native_path(logs) -> None:  # typ
     sql = _sql(logs, 'logs | where $raw.resource["service.name"] == "checkout" | count')
     assert "`resource`.`service`.`name`" in sql
     assert "$raw" not in sql and "JSONExtract" not in sql
+
+
+def test_a_stored_bags_keys_are_its_flat_otel_keys(chdb_backend, logs) -> None:  # type: ignore[no-untyped-def]
+    # OTel attribute keys are flat ("http.route"); ClickHouse keeps them as nested paths, and
+    # bag_keys / fieldstats list them as they were sent (ka-attributes-flat-keys).
+    keys = _rows(
+        chdb_backend, logs, "logs | project k = bag_keys(attributes), r = bag_keys(resource)"
+    )
+    assert keys[0] == [["http.route", "user.id"], ["service.name"]]
+    assert ["host.name", "service.name"] in [r for _, r in keys]
+    stats = _rows(chdb_backend, logs, "logs | fieldstats resource with depth=1")
+    assert {row[0] for row in stats} == {
+        "resource.service.name",
+        "resource.host.name",
+        "resource.service.version",
+    }
+    # A bag the query builds keeps ADX's top-level keys.
+    assert _rows(chdb_backend, logs, "print k = bag_keys(dynamic({'a': {'b': 1}}))") == [[["a"]]]

@@ -226,6 +226,37 @@ _NUMBER_FAST_PATHS = {
 }
 
 
+# --- flat keys of the stored bags ------------------------------------------------------------
+
+# The stored bags of OTel data (storage/json_paths.BAG_COLUMNS). OTel attribute keys are flat
+# ("http.method"), but ClickHouse's JSON column keeps a dotted key as a nested path, so their
+# text shows {"http": {"method": …}}. Where Berserk lists a bag's keys (bag_keys, fieldstats),
+# a stored bag's keys are its leaf paths joined by dots, as they were sent; a nested kvlist
+# value (rare in OTel) reads the same way, since the storage cannot tell the two apart.
+STORED_BAGS = frozenset({"resource", "attributes", "scope"})
+FLAT_LEVELS = 4
+
+
+def is_stored_bag(node: K.Expr) -> bool:
+    """Whether ``node`` names a stored bag column (``attributes``) or a constant path under one."""
+    named = chain(node)
+    return named is not None and named[0] in STORED_BAGS
+
+
+def keys_and_values(levels: int) -> str:
+    """Template (``{0}``: an object's JSON text) of its ``[(key, raw value)]`` down ``levels``
+    levels: an object at a level above the last is replaced by its entries, keys joined by a
+    dot (an object at the last level is one entry)."""
+    level = "JSONExtractKeysAndValuesRaw({0})"
+    for _ in range(levels - 1):
+        level = (
+            "arrayFlatten(arrayMap(x -> if(JSONType(x.2) = 'Object', "
+            "arrayMap(y -> tuple(concat(x.1, '.', y.1), y.2), JSONExtractKeysAndValuesRaw(x.2)),"
+            f" [x]), {level}))"
+        )
+    return level
+
+
 # --- finding the paths a query names -------------------------------------------------------
 
 

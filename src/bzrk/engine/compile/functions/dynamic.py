@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.functions.arrays import array_iff, array_shift, array_sort, array_split
 from bzrk.engine.compile.functions.bags import bag_merge, bag_remove_keys, json_path
 from bzrk.engine.compile.functions.builders import Builder, fn, registrar
@@ -170,14 +171,26 @@ reg(
         "string",
     ),
 )
-reg(
-    "bag_keys",
-    fn(
-        "if(JSONType(ifNull({0}, '')) = 'Object', concat('[', arrayStringConcat(arrayMap(k -> toJSONString(k), "
-        "JSONExtractKeys({0})), ','), ']'), NULL)",
+
+
+def _bag_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    # A stored OTel bag's keys are flat ("http.method"): its leaf paths (bag_paths.STORED_BAGS).
+    keys = (
+        "arrayMap(e -> e.1, " + bag_paths.keys_and_values(bag_paths.FLAT_LEVELS) + ")"
+        if n.args and bag_paths.is_stored_bag(n.args[0])
+        else "JSONExtractKeys({0})"
+    )
+    return Typed(
+        T(
+            "if(JSONType(ifNull({0}, '')) = 'Object', concat('[', arrayStringConcat("
+            "arrayMap(k -> toJSONString(k), " + keys + "), ','), ']'), NULL)",
+            a[0].sql,
+        ),
         "dynamic",
-    ),
-)
+    )
+
+
+reg("bag_keys", _bag_keys)
 
 
 reg(

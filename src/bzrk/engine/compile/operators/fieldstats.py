@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.typed import T, Typed, to_string
@@ -140,14 +141,12 @@ def _entries(path: str, kql_type: str, text: S.Expr, depth: int) -> S.Expr:
         return T("if(isNull({0}) OR {0} = 'null', [], [tuple({1}, {2}, {0})])", text,
                  S.Lit(path), S.Lit(shown))  # fmt: skip
     # A bag: its keys, and the keys of objects under them, `depth` levels down (an object
-    # at the last level is one dynamic field); each level parses only the sub-objects.
-    level = "JSONExtractKeysAndValuesRaw({0})"
-    for _ in range(depth - 1):
-        level = (
-            "arrayFlatten(arrayMap(x -> if(JSONType(x.2) = 'Object', "
-            "arrayMap(y -> tuple(concat(x.1, '.', y.1), y.2), JSONExtractKeysAndValuesRaw(x.2)),"
-            f" [x]), {level}))"
-        )
+    # at the last level is one dynamic field); each level parses only the sub-objects. A
+    # stored bag's keys are flat (bag_paths.STORED_BAGS: `resource.service.name` is one key,
+    # one level), so its leaf paths are read whole.
+    root = path.split(".", 1)[0]
+    levels = bag_paths.FLAT_LEVELS if root in bag_paths.STORED_BAGS else depth
+    level = bag_paths.keys_and_values(levels)
     entry = (
         "arrayMap(e -> tuple(concat({1}, '.', e.1), " + _KQL_TYPE.format("JSONType(e.2)") + ", "
         "if(JSONType(e.2) = 'String', JSONExtractString(e.2), e.2)), "
