@@ -429,7 +429,11 @@ async def test_forged_internal_tokens_on_the_query_port(dev_server) -> None:  # 
         "wrong audience": real_keys.sign(admin, audience="ingest"),
         "external token": creds["token"],
     }
-    async with httpx.AsyncClient(base_url=creds["query"]) as c:
+    # A fresh connection per request: what is under test is each answer's status, and a
+    # pooled connection the server has just closed reads as a transport error (seen once
+    # under load in CI).
+    no_reuse = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(base_url=creds["query"], limits=no_reuse) as c:
         for name, token in cases.items():
             r = await c.post("/v2/rest/query", json=QUERY, headers=bearer(token))
             assert r.status_code == 401, name
