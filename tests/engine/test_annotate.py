@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from bzrk.engine.catalog_resolver import stored_bags
-from bzrk.engine.compile.query import TableResolver, TableSource
 from bzrk.engine.errors import EngineError
 from bzrk.engine.oneshot import execute_text
 from bzrk.kql.diagnostics import KqlError
-from bzrk.storage import json_paths
-from bzrk.storage.schema import COLUMNS, TableLayout, render_create_table
-from bzrk.storage.writer import write_rows
+from tests.engine.stored_logs import Logs, create_logs
 
 NS = 1_704_067_200_000_000_000  # 2024-01-01T00:00:00Z
 
@@ -114,33 +109,11 @@ def test_unknown_name_is_refused(chdb_backend) -> None:  # type: ignore[no-untyp
 # --- over a stored bzrk table -------------------------------------------------------------
 
 
-class Logs(TableResolver):
-    def __init__(self, database: str) -> None:
-        columns = [(c.name, c.kql_type) for c in COLUMNS]
-        registry = f"`{database}`.`{json_paths.registry_name('logs')}`"
-        self.source = TableSource(database, "logs", columns, stored_bags(columns), registry)
-
-    def resolve(self, name: str) -> TableSource | None:
-        return self.source if name == "logs" else None
-
-
 @pytest.fixture
 def logs(chdb_backend, ch_database) -> str:  # type: ignore[no-untyped-def]
-    chdb_backend.execute(render_create_table(f"`{ch_database}`.`logs`", TableLayout()))
-    for statement in json_paths.render_registry(ch_database, "logs"):
-        chdb_backend.execute(statement)
     attributes = [{"duration_ms": 12.5, "code": "503"}, {"duration_ms": 7}, {"duration_ms": "x"}]
-    rows = [
-        {
-            "timestamp": NS + i * 1_000_000_000,
-            "ingest_time": NS,
-            "body": f"line {i}",
-            "resource": json.dumps({"service.name": "checkout"}),
-            "attributes": json.dumps(a),
-        }
-        for i, a in enumerate(attributes)
-    ]
-    write_rows(chdb_backend, f"`{ch_database}`.`logs`", rows)
+    bags = [{"resource": {"service.name": "checkout"}, "attributes": a} for a in attributes]
+    create_logs(chdb_backend, ch_database, NS, bags)
     return ch_database
 
 

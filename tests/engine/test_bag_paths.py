@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
 from bzrk.engine.backends.base import QuerySettings
-from bzrk.engine.catalog_resolver import stored_bags
-from bzrk.engine.compile.query import QueryCompiler, TableResolver, TableSource
+from bzrk.engine.compile.query import QueryCompiler
 from bzrk.engine.oneshot import SEMANTIC_SETTINGS, execute_text
 from bzrk.kql.parser import parse
-from bzrk.storage import json_paths
-from bzrk.storage.schema import COLUMNS, TableLayout, render_create_table
 from bzrk.storage.writer import write_rows
+from tests.engine.stored_logs import Logs, create_logs
 
 NS = 1_704_067_200_000_000_000  # 2024-01-01T00:00:00Z
 
@@ -58,41 +55,9 @@ ROWS = [
 ]
 
 
-class Logs(TableResolver):
-    """The one bzrk table ``logs``; ``native=False`` compiles bags as JSON text only."""
-
-    def __init__(self, database: str, *, native: bool = True, registry: bool = True) -> None:
-        columns = [(c.name, c.kql_type) for c in COLUMNS]
-        self.source = TableSource(
-            database,
-            "logs",
-            columns,
-            stored_bags(columns),
-            f"`{database}`.`{json_paths.registry_name('logs')}`" if registry else None,
-        )
-        if not native:
-            self.source = replace(self.source, bags={})
-
-    def resolve(self, name: str) -> TableSource | None:
-        return self.source if name == "logs" else None
-
-
 @pytest.fixture
 def logs(chdb_backend, ch_database) -> str:  # type: ignore[no-untyped-def]
-    chdb_backend.execute(render_create_table(f"`{ch_database}`.`logs`", TableLayout()))
-    for statement in json_paths.render_registry(ch_database, "logs"):
-        chdb_backend.execute(statement)
-    rows = [
-        {
-            "timestamp": NS + i * 1_000_000_000,
-            "ingest_time": NS,
-            "body": f"line {i}",
-            "resource": json.dumps(row["resource"]),
-            "attributes": json.dumps(row["attributes"]),
-        }
-        for i, row in enumerate(ROWS)
-    ]
-    write_rows(chdb_backend, f"`{ch_database}`.`logs`", rows)
+    create_logs(chdb_backend, ch_database, NS, ROWS)
     return ch_database
 
 
