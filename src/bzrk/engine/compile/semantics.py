@@ -114,8 +114,8 @@ def compare(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
         # reads the plain comparison (operators/where.py), which index analysis can see.
         default = "false" if op == "==" else "true"
         plain = S.BinOp(sql_op, a.sql, b.sql)
-        value = T("ifNull({0}, " + default + ")", plain)
-        return Typed(Filtered.of(value, plain) if op == "==" else value, "bool")
+        answer = T("ifNull({0}, " + default + ")", plain)
+        return Typed(Filtered.of(answer, plain) if op == "==" else answer, "bool")
     if op in ("==", "!="):
         # Kusto: null == non-null is false (!= true); only null == null is null.
         return Typed(
@@ -341,9 +341,9 @@ def in_values(
             # A dynamic is a member by its stored type (Berserk: no coercion).
             kind = kinds.pop()
             assert kind is not None
-            target = "real" if kind in ("long", "real") else kind
-            value = stored_value(left.sql, target)
-            items = [to_string(v) if target == "string" else cast_to(v, target).sql for v in plain]
+            stored = "real" if kind in ("long", "real") else kind
+            value = stored_value(left.sql, stored)
+            items = [to_string(v) if stored == "string" else cast_to(v, stored).sql for v in plain]
             member_of = S.InList(value, items)
             parts.append(Filtered.of(T("ifNull({0}, false)", member_of), member_of))
         elif left.type == "string" or "string" in types or left.type == "dynamic":

@@ -59,6 +59,7 @@ def bind_items(
         else:
             # `print` never derives names from expressions: unnamed items are print_<index>
             dotted = s.dotted_name(item.expr)
+            name: str | None
             if dotted is not None and ctx.row is not None and ctx.row.find(dotted) is not None:
                 name = dotted  # the input column `a_b.c` keeps its name
             else:
