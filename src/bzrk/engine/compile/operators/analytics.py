@@ -77,6 +77,22 @@ def _template(
         raise unsupported(op.plugin, f"{op.plugin.name}: {error}", code=error.code) from None
 
 
+def _activity(
+    ctx: CompileContext,
+    op: K.Evaluate,
+    relation: Relation,
+    args: list[K.Expr],
+    text: str,
+    *scalars: str,
+) -> Relation:
+    """An activity plugin's `text` over (IdColumn, TimelineColumn, Start, End, ...): the id and
+    time columns as `__id`/`__ts`, Start/End as `__start`/`__end`, the next arguments as
+    `scalars` in order."""
+    names = ("__start", "__end", *scalars)
+    values = {name: args[2 + i] for i, name in enumerate(names)}
+    return _template(ctx, op, relation, {"__id": args[0], "__ts": args[1]}, values, text)
+
+
 def _by(dims: list[str]) -> str:
     return "".join(f", {d}" for d in dims)
 
@@ -145,14 +161,7 @@ __in
 | project ['{ts_name}'] = __t{_by(dims)}, Count, Dcount
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {"__start": args[2], "__end": args[3], "__lookback": args[4], "__bin": args[5]},
-        text,
-    )
+    return _activity(ctx, op, relation, args, text, "__lookback", "__bin")
 
 
 # The activity plugins' input: each row's window (`bin_at` from Start), rows outside Start..End
@@ -191,14 +200,7 @@ __b
     new_dcount = coalesce(new_dcount, 0), aggregated_dcount = coalesce(aggregated_dcount, 0)
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {"__start": args[2], "__end": args[3], "__window": args[4]},
-        text,
-    )
+    return _activity(ctx, op, relation, args, text, "__window")
 
 
 def active_users_count(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
@@ -226,20 +228,8 @@ __in
 | project ['{ts_name}'] = __bin{_by(dims)}, dcount
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {
-            "__start": args[2],
-            "__end": args[3],
-            "__lookback": args[4],
-            "__period": args[5],
-            "__active": args[6],
-            "__binsize": args[7],
-        },
-        text,
+    return _activity(
+        ctx, op, relation, args, text, "__lookback", "__period", "__active", "__binsize"
     )
 
 
@@ -265,14 +255,7 @@ __in
 | project ['{ts_name}'] = __bin{_by(dims)}, count_sessions
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {"__start": args[2], "__end": args[3], "__binsize": args[4], "__lookback": args[5]},
-        text,
-    )
+    return _activity(ctx, op, relation, args, text, "__binsize", "__lookback")
 
 
 def activity_engagement(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
@@ -304,14 +287,7 @@ __inside
     activity_ratio = todouble(dcount_activities_inner) / dcount_activities_outer
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {"__start": args[2], "__end": args[3], "__inner": args[4], "__outer": args[5]},
-        text,
-    )
+    return _activity(ctx, op, relation, args, text, "__inner", "__outer")
 
 
 def activity_metrics(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
@@ -340,14 +316,7 @@ __seen
     retention_rate = __rate, churn_rate = 1.0 - __rate
 | order by ['{ts_name}'] asc
 """
-    return _template(
-        ctx,
-        op,
-        relation,
-        {"__id": args[0], "__ts": args[1]},
-        {"__start": args[2], "__end": args[3], "__window": args[4]},
-        text,
-    )
+    return _activity(ctx, op, relation, args, text, "__window")
 
 
 def new_activity_metrics(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
