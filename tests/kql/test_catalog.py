@@ -86,11 +86,23 @@ def test_result_types_match_the_reference_parser() -> None:
         (Path(__file__).parent / "data" / "function_types.json").read_text(encoding="utf-8")
     )
     misses = []
+    engine_typed = 0
     for query, expected in cases:
         schema = analyze(query).result_schema
         assert schema is not None
         got = schema.columns[0].type
-        if got != expected:
-            misses.append((query.split("[] | ")[1], expected, got))
+        call = query.split("[] | ")[1]
+        if got != expected and _engine_override(call) == got:
+            engine_typed += 1  # the real engine answers otherwise than Kusto.Language declares
+        elif got != expected:
+            misses.append((call, expected, got))
     assert len(cases) > 800
     assert not misses, misses
+    assert engine_typed > 0
+
+
+def _engine_override(call: str) -> str | None:
+    from bzrk.kql.binder.core import REAL_ENGINE_RESULTS
+
+    name = call.removeprefix("project r = ").split("(", 1)[0]
+    return REAL_ENGINE_RESULTS.get(name)

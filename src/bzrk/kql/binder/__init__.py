@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bzrk.kql import syntax
 from bzrk.kql.binder.bound import BoundQuery, CallInfo
-from bzrk.kql.binder.core import Binder
+from bzrk.kql.binder.core import Binder, scalar_result_type
 from bzrk.kql.diagnostics import KqlError, SourceText, too_deep
 from bzrk.kql.symbols import GlobalState
 
@@ -37,4 +37,4 @@ def bind(
     return bound
 
 
-__all__ = ["BoundQuery", "CallInfo", "bind"]
+__all__ = ["BoundQuery", "CallInfo", "bind", "scalar_result_type"]

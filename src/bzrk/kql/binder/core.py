@@ -667,6 +667,43 @@ def _is_tabular_syntax(expr: s.Expr) -> bool:
     return isinstance(expr, s.Pipeline)
 
 
+# Return kinds whose type follows from the argument types alone (the others are computed by
+# the engine from values or are tabular).
+_DETERMINED_RETURNS = frozenset(
+    {
+        "Declared",
+        "Parameter0",
+        "Parameter1",
+        "Parameter2",
+        "Parameter0Promoted",
+        "Common",
+        "CommonNonDynamic",
+        "Widest",
+    }
+)
+
+
+def scalar_result_type(name: str, args: list[str]) -> str | None:
+    """The type the catalogue gives a call of the scalar function ``name`` on arguments of the
+    types ``args``: the binder's own rule for a call (overload choice, return kind), or None
+    where the catalogue does not decide it (unknown function or overload, a computed type).
+
+    >>> scalar_result_type("strlen", ["string"]), scalar_result_type("abs", ["real"])
+    ('long', 'real')
+    """
+    fn = FUNCTIONS.get(name)
+    if fn is None or UNKNOWN in args:
+        return None
+    custom = _custom_return(name, args, "scalar")
+    if custom is not None:
+        return custom
+    sig = choose_signature(fn, args)
+    if sig is None or sig.return_kind not in _DETERMINED_RETURNS:
+        return None
+    result = return_type(fn, sig, args)
+    return None if result == UNKNOWN else result
+
+
 def _custom_return(name: str, args: list[str], kind: str) -> str | None:
     """Return types Kusto computes in code rather than declares."""
     if kind == "aggregate":
@@ -677,7 +714,29 @@ def _custom_return(name: str, args: list[str], kind: str) -> str | None:
         return None
     if name in ("pack", "bag_pack", "pack_array", "pack_dictionary"):
         return DYNAMIC
-    return None
+    return REAL_ENGINE_RESULTS.get(name)
+
+
+# Scalar functions the real engine answers in another type than Kusto.Language declares (the
+# docs-emulator corpus: A/getyear-function-00, A/hour-of-day-function-00,
+# A/monthofyear-function-00, A/datetime-part-function-00, A/ceiling-function-00); getmonth and
+# week_of_year/weekofyear are declared int beside them and answered as long.
+REAL_ENGINE_RESULTS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "getyear",
+            "getmonth",
+            "hourofday",
+            "monthofyear",
+            "week_of_year",
+            "weekofyear",
+            "datetime_part",
+            "datepart",
+        ),
+        "long",
+    ),
+    "ceiling": "real",
+}
 
 
 def _toscalar(b: Binder, e: s.Call, ctx: Ctx) -> Value:

@@ -134,6 +134,8 @@ def end_of(unit: str, args: list[Typed]) -> Typed:
 
 
 def make_timespan(args: list[Typed]) -> Typed:
+    if not 2 <= len(args) <= 4:
+        raise ValueError("takes (hours, minutes[, seconds]) or (days, hours, minutes, seconds)")
     nums = [cast_to(a, "real").sql for a in args]
     if len(args) == 2:
         return Typed(T("toInt64(({0} * 3600 + {1} * 60) * 10000000)", *nums), "timespan")
