@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -147,3 +148,46 @@ def test_help_documents_every_port_and_flag() -> None:
         assert flag in result.stdout
     for port in ("9500", "9510", "4317", "4318", "3100", "9570"):
         assert port in result.stdout
+
+
+def test_ready_only_once_credentials_are_written_and_the_demo_is_loaded(tmp_path: Path) -> None:
+    """DESIGN.md §6: ``/health/ready`` answers 200 only when the system is ready, which for
+    ``bzrk dev --demo`` includes the credentials file and the demo data (a tool that waits for
+    ready and then reads the file or queries the demo must not race the start)."""
+    data_dir = tmp_path / "data"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(SRC_DIR), "BZRK_DEMO_HOURS": "1"}
+    cmd = [sys.executable, "-m", "bzrk", "dev", "--demo", "--data-dir", str(data_dir)]
+    cmd += ["--gateway-port", str(port), *_free_ports(5)]
+    log = (tmp_path / "server.log").open("wb")
+    process = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    ready_url = f"http://127.0.0.1:{port}/health/ready"
+    answers: list[int] = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                answers.append(httpx.get(ready_url, timeout=2).status_code)
+            except httpx.HTTPError:
+                answers.append(0)
+            if answers[-1] == 200:
+                break
+            time.sleep(0.02)
+        assert answers and answers[-1] == 200, (tmp_path / "server.log").read_text()[-2000:]
+        # At the first 200: the file is there and the demo data answers.
+        creds = json.loads((data_dir / "dev-credentials.json").read_text())
+        response = httpx.post(
+            creds["gateway"] + "/v1/rest/query",
+            json={"db": "default", "csl": "default | where timestamp > ago(2d) | count"},
+            headers={"Authorization": f"Bearer {creds['token']}"},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["Tables"][0]["Rows"][0][0] > 0
+        assert 503 in answers  # the gateway served, and said not ready, while the demo loaded
+    finally:
+        process.terminate()
+        assert process.wait(timeout=15) == 0
+        log.close()

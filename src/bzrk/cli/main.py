@@ -145,7 +145,8 @@ def dev(
     On first start in an empty data dir it creates an admin user, a service principal token and
     a default ingest token, and writes them with the bound addresses to
     DATA_DIR/dev-credentials.json (mode 0600). GET {gateway}/health/ready answers 200 once every
-    service is ready. SIGTERM/SIGINT shut down cleanly within 10 s. Every flag also reads from
+    service is ready, that file is written and (--demo) the demo data is loaded; each service's
+    own /health/ready answers for that service alone. SIGTERM/SIGINT shut down cleanly within 10 s. Every flag also reads from
     the environment as BZRK_<NAME> (e.g. BZRK_GATEWAY_PORT) and from --config.
     """
     from bzrk.server.logging import configure_logging

@@ -250,6 +250,10 @@ async def run(
             from bzrk.alerts import scheduler as alert_scheduler
 
             scheduler = await alert_scheduler.start(ctx)
+        if on_ready is not None:
+            # The whole system is ready once on_ready is done (bzrk dev: the credentials file
+            # written, the demo data loaded); each service's own /health/ready says it serves.
+            ctx.ready["bootstrap"] = False
         for service in services:
             ctx.ready[service] = True
 
@@ -269,6 +273,8 @@ async def run(
                         await ready_task
                 else:
                     ready_task.result()
+            if not stop.is_set():
+                ctx.ready["bootstrap"] = True
         log.info(
             "bzrk ready",
             extra={"addresses": ",".join(f"{k}={v}" for k, v in ctx.addresses.items())},
