@@ -83,3 +83,9 @@ def test_the_row_cap_goes_into_the_final_limit_or_away() -> None:
 def test_a_row_cap_outside_a_limit_is_refused() -> None:
     with pytest.raises(TypeError):
         S.render_expr(S.RowCap())
+
+
+def test_a_json_path_quotes_every_key_whatever_it_holds() -> None:
+    path = S.SubColumn("attributes", ("{0}", "a{{b", "x`y"))
+    assert S.render_expr(path) == "`attributes`.`{0}`.`a{{b`.`x\\`y`"
+    assert S.render_expr(S.SubColumn("a", ("b",), sub=True)) == "`a`.^`b`"

@@ -757,7 +757,9 @@ class QueryService(QueryExecutor):
             granules = GranuleStats()
             for table in compiled.tables:
                 try:
-                    granules = granules + explain_granules(self.backend, table.sql, settings)
+                    granules = granules + explain_granules(
+                        self.backend, table.explain_sql(), settings
+                    )
                 except EngineError:
                     log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
             return granules

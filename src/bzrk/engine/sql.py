@@ -111,11 +111,15 @@ class Template(Expr):
     args: Sequence[Expr] = field(default_factory=list)
 
 
-def in_template(sql: str) -> str:
-    """``sql`` (text already quoted here, which may hold a user's names) as part of a
-    :class:`Template`'s text: its braces are doubled, so no slot is read from it
-    (``attributes['{0}']`` named slot 0; ``a{{b`` read the key ``a{b``)."""
-    return sql.replace("{", "{{").replace("}", "}}")
+@dataclass(frozen=True, slots=True)
+class SubColumn(Expr):
+    """A JSON column's path read natively: ```c`.`a`.`b``` (a typed path or a dynamic value), or
+    ```c`.^`a`.`b``` (the sub-object under the path) with ``sub``. Every name is quoted here;
+    a key may hold any character (``{0}``, ``a{{b``)."""
+
+    column: str
+    path: tuple[str, ...]
+    sub: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +269,7 @@ def children(node: Expr | Query | Source | Join) -> Iterator[Expr | Query]:
     if isinstance(node, Template):
         yield from node.args
         return
-    if isinstance(node, Lit | Col | ScanBounds | RowCap):
+    if isinstance(node, Lit | Col | SubColumn | ScanBounds | RowCap):
         return  # a run-time node's value is no part of the plan
     for name in _child_fields(type(node)):
         if name != "ctes":
@@ -417,6 +421,12 @@ def render(query: Query, bindings: Bindings = UNBOUND) -> str:
     return _Renderer(bindings).query(query)
 
 
+def render_explain(query: Query, bindings: Bindings = UNBOUND) -> str:
+    """``EXPLAIN json = 1, indexes = 1`` of ``query`` rendered with ``bindings``: ClickHouse's
+    plan of it, with the parts and granules each index keeps (``engine/scanplan.py``)."""
+    return "EXPLAIN json = 1, indexes = 1 " + render(query, bindings)
+
+
 class _Renderer:
     """Renders one tree with one run's :class:`Bindings`."""
 
@@ -467,6 +477,9 @@ class _Renderer:
             return f"{head} -> {self.expr(node.body)}"
         if isinstance(node, Template):
             return node.text.format(*(self.expr(a) for a in node.args))
+        if isinstance(node, SubColumn):
+            keys = ".".join(quote_identifier(k) for k in node.path)
+            return f"{quote_identifier(node.column)}.{'^' if node.sub else ''}{keys}"
         if isinstance(node, ScanBounds):
             bounds = self.bindings.scan_bounds
             return "1" if bounds is None else self.expr(bounds)

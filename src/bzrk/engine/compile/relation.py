@@ -96,7 +96,8 @@ class CompiledTable:
 
     def bound(self, bounds: S.Expr | None) -> RenderedTable:
         """This table rendered for one run over ``bounds``."""
-        return RenderedTable(self.name, self.render(bounds), self.columns)
+        bindings = S.Bindings(bounds, self.row_cap)
+        return RenderedTable(self.name, self.render(bounds), self.columns, self.plan, bindings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,13 @@ class RenderedTable:
     name: str
     sql: str
     columns: tuple[Column, ...]
+    # The plan and the run's values it was rendered from (for the run's EXPLAIN).
+    plan: S.Query
+    bindings: S.Bindings
+
+    def explain_sql(self) -> str:
+        """The ``EXPLAIN`` of this run's query (rendered only when the service asks for it)."""
+        return S.render_explain(self.plan, self.bindings)
 
 
 @dataclass(frozen=True, slots=True)
