@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
+from bzrk.engine.compile.query import QueryCompiler
 from bzrk.engine.events import Error, RowBatch
 from bzrk.engine.oneshot import execute_text
 from bzrk.engine.request import QueryRequest
 from bzrk.engine.service import QueryService
-from bzrk.engine.timewindow import now_ticks
+from bzrk.engine.timewindow import Window, now_ticks, scan_filter
+from bzrk.kql.parser import parse
 from bzrk.storage.catalog import StorageCatalog
 from bzrk.storage.writer import write_rows
 from tests.engine.sent_sql import SentSql, leftovers
@@ -89,3 +91,15 @@ def test_braced_keys_through_the_query_service_windows(
     # Every window was a run of its own, each bounded in its WHERE: no marker reached chDB.
     bounded = [t for t in sent_sql.texts if "fromUnixTimestamp64Nano" in t]
     assert bounded and all("\0" not in t for t in bounded)
+
+
+def test_one_plan_renders_each_window_and_stays_as_it_was(ch_database: str) -> None:
+    table = QueryCompiler(Logs(ch_database)).compile(parse(f"logs | {QUERY}")).tables[0]
+    unbounded = table.render()
+    first = table.capped(11).render(scan_filter(Window(10, 20), Window()))
+    second = table.render(scan_filter(Window(30, None), Window(None, 40)))
+    assert "toInt64(1000)" in first and "toInt64(2000)" in first and first.endswith("LIMIT 11")
+    assert "toInt64(3000)" in second and "`ingest_time` < " in second
+    assert not second.splitlines()[-1].startswith("LIMIT")  # the cap was the copy's
+    assert "toInt64(1000)" not in second
+    assert table.render() == unbounded and unbounded.count("WHERE 1") == 1
