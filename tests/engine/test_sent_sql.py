@@ -103,3 +103,18 @@ def test_one_plan_renders_each_window_and_stays_as_it_was(ch_database: str) -> N
     assert not second.splitlines()[-1].startswith("LIMIT")  # the cap was the copy's
     assert "toInt64(1000)" not in second
     assert table.render() == unbounded and unbounded.count("WHERE 1") == 1
+
+
+def test_a_discovery_probe_over_a_stored_table_sends_a_whole_query(
+    chdb_backend,  # type: ignore[no-untyped-def]
+    ch_database: str,
+    sent_sql: SentSql,
+) -> None:
+    # bag_unpack without a schema asks the data for its keys while compiling: that probe read
+    # the stored table with the scan-bounds marker still in its text.
+    create_logs(chdb_backend, ch_database, NS, [{"attributes": {"{0}": "slot", "k": "v"}}])
+    query = "logs | project attributes | evaluate bag_unpack(attributes) | project-reorder *"
+    result = execute_text(chdb_backend, query, resolver=Logs(ch_database))
+    assert sorted(c.name for c in result.tables[0].columns) == ["k", "{0}"]
+    assert sorted(map(str, result.tables[0].rows[0])) == ["slot", "v"]
+    assert len(sent_sql.texts) >= 2 and not sent_sql.bad  # the probe and the query
