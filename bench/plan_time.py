@@ -7,6 +7,10 @@ about cubic). Two pipelines per length: ``extend x = x + 1`` repeated (each step
 before, the case the fuse pass merges) and a mix of ``extend`` of a new column, ``where`` and
 ``project-away``. Prints, per length, the best of ``--repeat`` runs in ms and the time per
 operator, then machine-readable ``plan_ms_<shape>_<n>: value`` lines.
+
+Planning ends in a plan tree; the query service renders it once per progressive window, with
+that window's bounds and the row cap (issue 19). ``render_ms_<shape>_<n>`` is the best time of
+one such render of the whole plan, what every window adds to the plan's cost.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from bzrk.engine.compile.query import TableResolver  # noqa: E402
+from bzrk.engine.compile.query import CompiledQuery, TableResolver  # noqa: E402
 from bzrk.engine.planning import compile_query  # noqa: E402
+from bzrk.engine.timewindow import Window, scan_filter  # noqa: E402
 from bzrk.kql import GlobalState  # noqa: E402
 
 LENGTHS = (10, 100, 1000)
@@ -47,11 +52,24 @@ def mixed(n: int) -> str:
 SHAPES: dict[str, Callable[[int], str]] = {"extend_chain": same_column, "mixed": mixed}
 
 
-def plan_ms(text: str, repeat: int) -> float:
+def plan_ms(text: str, repeat: int) -> tuple[float, CompiledQuery]:
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()
-        compile_query(text, {}, TableResolver(), GlobalState())
+        _, compiled = compile_query(text, {}, TableResolver(), GlobalState())
+        best = min(best, time.perf_counter() - started)
+    return best * 1000, compiled
+
+
+def render_ms(compiled: CompiledQuery, repeat: int) -> float:
+    """The best time of rendering every table of ``compiled`` for one window, capped."""
+    bounds = scan_filter(Window(1, 2), Window())
+    tables = [t.capped(2001) if t.cappable else t for t in compiled.tables]
+    best = float("inf")
+    for _ in range(max(repeat, 5)):
+        started = time.perf_counter()
+        for table in tables:
+            table.render(bounds)
         best = min(best, time.perf_counter() - started)
     return best * 1000
 
@@ -62,14 +80,20 @@ def main() -> None:
     args = parser.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 8000))
     plan_ms(same_column(10), 1)  # imports and caches
-    figures: list[tuple[str, int, float]] = []
+    figures: list[tuple[str, int, float, float]] = []
     for shape, build in SHAPES.items():
         for n in LENGTHS:
-            ms = plan_ms(build(n), args.repeat)
-            figures.append((shape, n, ms))
-            print(f"{shape} {n:>5} operators: {ms:9.1f} ms ({ms / n:.2f} ms per operator)")
-    for shape, n, ms in figures:
+            ms, compiled = plan_ms(build(n), args.repeat)
+            rendered = render_ms(compiled, args.repeat)
+            figures.append((shape, n, ms, rendered))
+            print(
+                f"{shape} {n:>5} operators: {ms:9.1f} ms ({ms / n:.2f} ms per operator),"
+                f" render per window {rendered:.2f} ms"
+            )
+    for shape, n, ms, _ in figures:
         print(f"plan_ms_{shape}_{n}: {ms:.1f}")
+    for shape, n, _, rendered in figures:
+        print(f"render_ms_{shape}_{n}: {rendered:.2f}")
 
 
 if __name__ == "__main__":

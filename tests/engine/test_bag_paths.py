@@ -67,7 +67,7 @@ def _rows(backend, database: str, text: str, *, native: bool = True) -> list[lis
 
 
 def _sql(database: str, text: str) -> str:
-    return QueryCompiler(Logs(database)).compile(parse(text)).tables[0].bounded()
+    return QueryCompiler(Logs(database)).compile(parse(text)).tables[0].render()
 
 
 # Each query's answer over the native paths must equal the JSON-text answer.
@@ -291,7 +291,7 @@ def test_a_sub_object_is_read_only_when_a_stored_path_lies_under_it(chdb_backend
     def read(text: str, *, registry: bool) -> tuple[list[list[object]], int]:
         compiled = QueryCompiler(Logs(logs, registry=registry)).compile(parse(text))
         table, stats = chdb_backend.query_arrow_stats(
-            compiled.tables[0].bounded(), settings=QuerySettings(extra=dict(SEMANTIC_SETTINGS))
+            compiled.tables[0].render(), settings=QuerySettings(extra=dict(SEMANTIC_SETTINGS))
         )
         return table.to_pylist(), stats.bytes_read
 

@@ -123,3 +123,17 @@ def test_a_template_using_a_slot_twice_still_merges() -> None:
     assert (
         S.render(fused) == "SELECT if(isNull(plus(`a`, 1)), 0, plus(`a`, 1)) AS `c`\nFROM `db`.`t`"
     )
+
+
+def test_a_json_path_of_a_renamed_column_reads_the_source_column() -> None:
+    renamed = _select((S.Col("bag"), "b"), (S.Col("a"), "a"))
+    final = _select((S.SubColumn("b", ("x", "{0}")), "y"), source="q0")
+    _, fused = fuse_chain([("q0", renamed)], final, {("db", "t"): frozenset({"a", "bag"})})
+    assert S.render(fused) == "SELECT `bag`.`x`.`{0}` AS `y`\nFROM `db`.`t`"
+
+
+def test_a_json_path_of_a_computed_column_stays_in_its_reader() -> None:
+    computed = _select((T("toJSONString({0})", S.Col("bag")), "b"))
+    final = _select((S.SubColumn("b", ("x",)), "y"), source="q0")
+    _, fused = fuse_chain([("q0", computed)], final, {("db", "t"): frozenset({"bag"})})
+    assert S.render(fused) == "SELECT `b`.`x` AS `y`\nFROM `q0`"

@@ -551,7 +551,7 @@ def test_a_one_row_result_gets_no_row_cap(env: dict[str, Any]) -> None:
 
     def final_sql(query: str) -> str:
         plan = service._plan(QueryRequest(query=query, database="default", since="3d ago"))
-        return plan.compiled.tables[0].bounded()
+        return plan.compiled.tables[0].render()
 
     for query in ("default | count", "default | where body has 'x' | summarize n = count()"):
         assert "LIMIT" not in final_sql(query), query

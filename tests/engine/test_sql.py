@@ -59,24 +59,33 @@ def test_select_renders_clauses_in_order() -> None:
     assert "`a` DESC NULLS LAST" in text
 
 
-def test_scan_bounds_go_where_the_marker_is_and_nowhere_else() -> None:
-    marker = S.SCAN_BOUNDS_MARKER
+def test_scan_bounds_render_the_runs_predicate_where_the_node_is_and_nowhere_else() -> None:
     query = S.Select(
-        columns=[(S.Lit(marker), "s"), (S.Col(marker), marker)],
+        columns=[(S.Lit("1"), "s"), (S.Col("ScanBounds"), "ScanBounds")],
         from_=S.TableRef("db", "t"),
         where=S.ScanBounds(),
     )
-    text = S.render(query)
-    bound = S.bind_scan_bounds(text, "`timestamp` > 0")
-    assert bound.endswith("WHERE (`timestamp` > 0)")
-    # A literal or an identifier spelling the marker is escaped: no query text can forge it.
-    assert "\0" not in bound
-    assert S.bind_scan_bounds(text, None).endswith("WHERE 1")
+    bounds = S.BinOp(">", S.Col("timestamp"), S.Lit(0))
+    assert S.render(query, S.Bindings(scan_bounds=bounds)) == (
+        "SELECT '1' AS `s`, `ScanBounds` AS `ScanBounds`\nFROM `db`.`t`\nWHERE (`timestamp` > 0)"
+    )
+    # Unbounded (a one-shot run, a compile-time probe): every row, and no marker text.
+    assert S.render(query).endswith("\nWHERE 1")
+    assert "\0" not in S.render(query)
 
 
 def test_the_row_cap_goes_into_the_final_limit_or_away() -> None:
-    text = S.render(
-        S.Select(columns=[(S.Col("a"), "a")], from_=S.TableRef("db", "t"), limit=S.RowCap())
-    )
-    assert S.bind_row_cap(text, 2001).endswith("\nLIMIT 2001")
-    assert "LIMIT" not in S.bind_row_cap(text, None) and "\0" not in S.bind_row_cap(text, None)
+    query = S.Select(columns=[(S.Col("a"), "a")], from_=S.TableRef("db", "t"), limit=S.RowCap())
+    assert S.render(query, S.Bindings(row_cap=2001)).endswith("\nLIMIT 2001")
+    assert "LIMIT" not in S.render(query) and "\0" not in S.render(query)
+
+
+def test_a_row_cap_outside_a_limit_is_refused() -> None:
+    with pytest.raises(TypeError):
+        S.render_expr(S.RowCap())
+
+
+def test_a_json_path_quotes_every_key_whatever_it_holds() -> None:
+    path = S.SubColumn("attributes", ("{0}", "a{{b", "x`y"))
+    assert S.render_expr(path) == "`attributes`.`{0}`.`a{{b`.`x\\`y`"
+    assert S.render_expr(S.SubColumn("a", ("b",), sub=True)) == "`a`.^`b`"

@@ -111,7 +111,7 @@ def execute_text(
     result = QueryResult(visualization=compiled.visualization)
     for index, table in enumerate(compiled.tables):
         qid = f"{query_id}-{index}" if query_id else None
-        arrow = backend.query_arrow(table.bounded(), settings=effective, query_id=qid)
+        arrow = backend.query_arrow(table.render(), settings=effective, query_id=qid)
         result.tables.append(
             ResultTable(table.name, table.columns, table_rows(arrow, table.columns))
         )

@@ -1,8 +1,8 @@
 """Compiled plans kept for queries that come again (a dashboard panel, an agent's retry).
 
-A compiled query does not depend on the request window: stored-table reads carry a scan-bounds
-marker the service fills per run (``sql.bind_scan_bounds``). So the text, the database and the
-query parameters decide the plan, provided every table name the compiler looked up still
+A compiled query does not depend on the request window: it is a plan tree whose stored-table
+reads hold a ``sql.ScanBounds`` node, which the service renders with each run's window. So the
+text, the database and the query parameters decide the plan, provided every table name the compiler looked up still
 resolves the same way; an entry records those lookups (misses included: a name that was not a
 table may have become one) and is used only when they all still hold. The exception is a plan
 sized by the window (``bin_auto``, ``make-series`` without ``from``/``to``): it says so
@@ -22,7 +22,7 @@ from typing import Any
 from bzrk.engine.analysis import QueryShape
 from bzrk.engine.compile.query import CompiledQuery, TableSource
 
-# Plans kept; a plan is a few kilobytes of SQL text and the parsed query.
+# Plans kept; a plan is its SQL tree (never text) and the parsed query.
 DEFAULT_CAPACITY = 256
 
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bzrk.engine import sql as S
 from bzrk.engine.backends.base import Backend, ScanStats
 from bzrk.engine.errors import EngineError
 from bzrk.engine.events import BinProgress, Progress
@@ -117,23 +118,35 @@ class ScanSample:
         return min(1.0, self.rows_read / self.rows_total) if self.rows_total > 0 else 0.0
 
 
-def _marker_filter(query_id_prefix: str) -> str:
+def _marker_filter(query_id_prefix: str) -> S.Expr:
     if not all(c.isalnum() for c in query_id_prefix):
         raise ValueError("query ids are alphanumeric")
     # chDB cannot set a query id: its SQL carries a marker comment (chdb_backend._tag); a
     # ClickHouse server has the real id.
-    return (
-        f"(query_id LIKE '{query_id_prefix}x%' OR query LIKE '%bzrk_qid:{query_id_prefix}x%')"
-        " AND query NOT LIKE '%system.processes%'"
-    )
+    named = S.BinOp("LIKE", S.Col("query_id"), S.Lit(f"{query_id_prefix}x%"))
+    tagged = S.BinOp("LIKE", S.Col("query"), S.Lit(f"%bzrk_qid:{query_id_prefix}x%"))
+    # This read's own text holds the marker pattern: it leaves itself out by its id.
+    itself = S.BinOp("!=", S.Col("query_id"), S.Func("queryID"))
+    return S.BinOp("AND", S.BinOp("OR", named, tagged), itself)
+
+
+def _sum(column: str) -> S.Expr:
+    return S.Func("toInt64", [S.Func("sum", [S.Col(column)])])
 
 
 def read_scan_progress(backend: Backend, query_id_prefix: str) -> ScanSample | None:
     """What the queries named ``<query_id_prefix>x<n>`` have read so far (blocking)."""
-    sql = (
-        "SELECT toInt64(sum(read_rows)) AS r, toInt64(sum(read_bytes)) AS b,"
-        " toInt64(sum(total_rows_approx)) AS t, count() AS n FROM system.processes WHERE "
-        + _marker_filter(query_id_prefix)
+    sql = S.render(
+        S.Select(
+            columns=[
+                (_sum("read_rows"), "r"),
+                (_sum("read_bytes"), "b"),
+                (_sum("total_rows_approx"), "t"),
+                (S.Func("count"), "n"),
+            ],
+            from_=S.TableRef("system", "processes"),
+            where=_marker_filter(query_id_prefix),
+        )
     )
     try:
         row = backend.query_arrow(sql).to_pylist()[0]

@@ -72,9 +72,10 @@ def granule_stats(plan_json: str) -> GranuleStats:
     return stats
 
 
-def explain_granules(backend: Backend, sql: str, settings: QuerySettings) -> GranuleStats:
-    """Plan ``sql`` with ``settings`` (windows included) and count its granules."""
-    result = backend.query_arrow("EXPLAIN json = 1, indexes = 1 " + sql, settings=settings)
+def explain_granules(backend: Backend, explain_sql: str, settings: QuerySettings) -> GranuleStats:
+    """Run ``explain_sql`` (``sql.render_explain`` of a run's query, window included) with
+    ``settings`` and count the granules of its plan."""
+    result = backend.query_arrow(explain_sql, settings=settings)
     if result.num_rows == 0:
         return GranuleStats()
     return granule_stats(str(result.column(0)[0].as_py()))

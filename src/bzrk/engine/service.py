@@ -10,10 +10,12 @@ end and reach back 1/512, 1/64, 1/8 and all of it (newest first). Each run is a 
 answer for its window — a lower bound of the final one — so any pipeline is progressive, the
 final snapshot equals a one-shot run, and the repeated work costs at most 1/8 + 1/64 + … ≈ 14 %
 more than one run. Windows apply to every read of a table as a ``WHERE`` on the read (the
-compiler's scan-bounds marker, filled per run), so joins, unions and sub-queries are bounded the
-same way and the sorting key and partitions prune what lies outside.
+plan's ``sql.ScanBounds`` node, given each run's window when the plan tree is rendered for that
+run), so joins, unions and sub-queries are bounded the same way and the sorting key and
+partitions prune what lies outside. The row cap and the hiding of ``$raw`` are nodes of the
+same tree (``_limit``); SQL text exists only per run, rendered once, last.
 
-Compiled plans do not depend on the window and are cached (``plancache.py``).
+Compiled plans (trees, not text) do not depend on the window and are cached (``plancache.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bzrk.engine import sql as S
 from bzrk.engine import timewindow
 from bzrk.engine.admission import Admission, QueueFull
 from bzrk.engine.analysis import QueryShape, analyze_shape
@@ -41,9 +44,11 @@ from bzrk.engine.budget import (
 from bzrk.engine.catalog_resolver import CatalogResolver, TableCatalog
 from bzrk.engine.compile.errors import CompileError
 from bzrk.engine.compile.query import CompiledQuery, TableSource
+from bzrk.engine.compile.relation import CompiledTable, RenderedQuery
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
+    Column,
     Done,
     Error,
     Event,
@@ -81,7 +86,6 @@ from bzrk.engine.snapshots import (
     snapshot_events,
     truncation_warning,
 )
-from bzrk.engine.sql import bind_row_cap
 from bzrk.engine.stop import StopPredicate, StopPredicateError, parse_stop_when
 from bzrk.engine.timewindow import (
     TimeExpressionError,
@@ -114,6 +118,22 @@ class ServiceLimits:
     # Planning (parse, bind, compile) of one query ends within this many seconds, or sooner
     # at the request's timeout_ms (engine/planning.py).
     planning_max_seconds: float = 10.0
+
+
+def _capped_outside(
+    table: CompiledTable, rows: int, columns: tuple[Column, ...], newest_first: bool
+) -> CompiledTable:
+    """``table`` read by an outer SELECT of ``columns`` (``$raw`` left out), newest first when
+    asked, cut at ``rows``: a node over the plan tree, rendered with it per run."""
+    shown = [c.name for c in table.columns]
+    hidden = [n for n in shown if n not in {c.name for c in columns}]
+    outer = S.Select(
+        columns=[(S.Star(except_=hidden or None), None)],
+        from_=S.Subquery(table.plan),
+        order_by=[(S.Col("timestamp"), True, False)] if newest_first else None,
+        limit=S.Lit(rows),
+    )
+    return replace(table, plan=outer, columns=columns, cappable=False, row_cap=None)
 
 
 class QueryFailed(Exception):
@@ -410,12 +430,12 @@ class QueryService(QueryExecutor):
             own = len(statements) == len(compiled.tables)
             statement = statements[index] if own else shape.last
             cap = max(1, min(self.limits.max_result_rows, requested_max))
-            order = ""
+            newest_first = False
             kind = "cap"
             if statement is not None and not statement.limited:
                 cap, kind = IMPLICIT_TAKE, "take"
                 if statement.bare_table and any(c.name == "timestamp" for c in table.columns):
-                    order, kind = " ORDER BY `timestamp` DESC", "tail"
+                    newest_first, kind = True, "tail"
             if (
                 stop is not None
                 and stop.is_existence
@@ -426,21 +446,19 @@ class QueryService(QueryExecutor):
                 and statement.extendable
                 and not shape.trailing_semicolon
             ):
-                cap, kind, order = 1, "existence", ""
-            select, columns = "*", table.columns
-            if not show_raw and any(c.name == RAW_FIELD for c in columns):
+                cap, kind, newest_first = 1, "existence", False
+            columns = table.columns
+            hide_raw = not show_raw and any(c.name == RAW_FIELD for c in columns)
+            if hide_raw:
                 # `$raw` is the record's hidden twin: queries read it, results only show it
                 # when the query names it. Dropping it here also spares building it per row.
-                select = f"* EXCEPT (`{RAW_FIELD}`)"
                 columns = tuple(c for c in columns if c.name != RAW_FIELD)
-            if own and statement is not None and statement.single_row and select == "*":
+            if own and statement is not None and statement.single_row and not hide_raw:
                 tables.append(table)  # one row: nothing to cap (a LIMIT still costs planning)
-            elif table.cappable and not order and select == "*":
+            elif table.cappable and not newest_first and not hide_raw:
                 tables.append(table.capped(cap + 1))
             else:
-                inner = bind_row_cap(table.sql, None)
-                sql = f"SELECT {select} FROM ({inner}){order} LIMIT {cap + 1}"
-                tables.append(replace(table, sql=sql, columns=columns, cappable=False))
+                tables.append(_capped_outside(table, cap + 1, columns, newest_first))
             limits[table.name] = (cap, kind)
         return replace(compiled, tables=tables), limits
 
@@ -463,7 +481,7 @@ class QueryService(QueryExecutor):
         index = 0
         while index < len(windows):
             window = windows[index]
-            run = compiled.bounded(scan_filter(window, plan.ingest))
+            run = compiled.bound(scan_filter(window, plan.ingest))
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"
@@ -612,7 +630,7 @@ class QueryService(QueryExecutor):
 
     async def _run_once(
         self,
-        compiled: CompiledQuery,
+        compiled: RenderedQuery,
         settings: QuerySettings,
         query_id: str,
         remaining: float | None,
@@ -668,7 +686,7 @@ class QueryService(QueryExecutor):
 
     async def _stream(
         self,
-        compiled: CompiledQuery,
+        compiled: RenderedQuery,
         limits: dict[str, tuple[int, str]],
         settings: QuerySettings,
         query_id: str,
@@ -732,21 +750,23 @@ class QueryService(QueryExecutor):
             out.granules = out.granules + await plan.result()
         yield Metadata(iteration, tuple(out.warnings), compiled.visualization)
 
-    def _plan_granules(self, compiled: CompiledQuery, settings: QuerySettings) -> GranuleCount:
+    def _plan_granules(self, compiled: RenderedQuery, settings: QuerySettings) -> GranuleCount:
         """Count the granules of every table's plan (``EXPLAIN``) once the query has run a while."""
 
         def count() -> GranuleStats:
             granules = GranuleStats()
             for table in compiled.tables:
                 try:
-                    granules = granules + explain_granules(self.backend, table.sql, settings)
+                    granules = granules + explain_granules(
+                        self.backend, table.explain_sql(), settings
+                    )
                 except EngineError:
                     log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
             return granules
 
         return GranuleCount(count, self.limits.chunk_counters_after_ms / 1000)
 
-    async def _kill(self, compiled: CompiledQuery, query_id: str) -> None:
+    async def _kill(self, compiled: RenderedQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(self.backend.kill, f"{query_id}x{position}")

@@ -111,50 +111,51 @@ class Template(Expr):
     args: Sequence[Expr] = field(default_factory=list)
 
 
-def in_template(sql: str) -> str:
-    """``sql`` (text already quoted here, which may hold a user's names) as part of a
-    :class:`Template`'s text: its braces are doubled, so no slot is read from it
-    (``attributes['{0}']`` named slot 0; ``a{{b`` read the key ``a{b``)."""
-    return sql.replace("{", "{{").replace("}", "}}")
+@dataclass(frozen=True, slots=True)
+class SubColumn(Expr):
+    """A JSON column's path read natively: ```c`.`a`.`b``` (a typed path or a dynamic value), or
+    ```c`.^`a`.`b``` (the sub-object under the path) with ``sub``. Every name is quoted here;
+    a key may hold any character (``{0}``, ``a{{b``)."""
+
+    column: str
+    path: tuple[str, ...]
+    sub: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ScanBounds(Expr):
-    """Where a stored table's read takes the request's bounds (see :func:`bind_scan_bounds`)."""
-
-
-# How ScanBounds renders. Rendered SQL has no other NUL (literals and identifiers escape it),
-# so no query text can spell the marker.
-SCAN_BOUNDS_MARKER = "\x00bzrk:scan-bounds\x00"
-
-
-def bind_scan_bounds(sql: str, bounds: str | None) -> str:
-    """``sql`` with every stored-table read bounded by the predicate ``bounds`` (None: unbounded).
+    """Where a stored table's read takes the run's time window: :attr:`Bindings.scan_bounds`.
 
     The query service bounds every read to the request's time window this way, as a ``WHERE``
     on the read itself: ClickHouse then prunes partitions and sorting-key ranges with it and
     pushes the query's own leading filters next to it (``additional_table_filters`` read up to
-    ten times more rows for the same answer).
+    ten times more rows for the same answer). The plan keeps this node; each run renders it.
     """
-    return sql.replace(SCAN_BOUNDS_MARKER, f"({bounds})" if bounds else "1")
 
 
 @dataclass(frozen=True, slots=True)
 class RowCap(Expr):
-    """The result's row cap as a final ``LIMIT`` (see :func:`bind_row_cap`)."""
-
-
-ROW_CAP_MARKER = "\x00bzrk:row-cap\x00"
-
-
-def bind_row_cap(sql: str, cap: int | None) -> str:
-    """``sql`` with its final ``LIMIT`` (a :class:`RowCap`) set to ``cap`` rows, or removed.
+    """The result's row cap as a final ``LIMIT``: :attr:`Bindings.row_cap`, or no ``LIMIT``.
 
     The query service caps every result; capping inside the final SELECT instead of wrapping
     the query (``SELECT * FROM (…) LIMIT n``) spares ClickHouse's analyzer a level, ~0.5 ms of
-    a 7 ms query.
+    a 7 ms query. Only a SELECT's ``limit`` may hold it.
     """
-    return sql.replace("LIMIT " + ROW_CAP_MARKER, "" if cap is None else f"LIMIT {int(cap)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Bindings:
+    """What one run gives a plan as it is rendered: the values of its run-time nodes.
+
+    ``scan_bounds`` is the predicate every :class:`ScanBounds` renders (None: every row, ``1``);
+    ``row_cap`` the ``LIMIT`` every :class:`RowCap` renders (None: no ``LIMIT``).
+    """
+
+    scan_bounds: Expr | None = None
+    row_cap: int | None = None
+
+
+UNBOUND = Bindings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +269,8 @@ def children(node: Expr | Query | Source | Join) -> Iterator[Expr | Query]:
     if isinstance(node, Template):
         yield from node.args
         return
-    if isinstance(node, Lit | Col | ScanBounds | RowCap):
-        return
+    if isinstance(node, Lit | Col | SubColumn | ScanBounds | RowCap):
+        return  # a run-time node's value is no part of the plan
     for name in _child_fields(type(node)):
         if name != "ctes":
             yield from _nested(getattr(node, name))
@@ -401,146 +402,185 @@ def _check_type(type_text: str) -> str:
     return type_text
 
 
-def render_expr(node: Expr) -> str:
-    """Render one expression node."""
-    if isinstance(node, Lit):
-        return literal_sql(node.value)
-    if isinstance(node, Col):
-        if node.table:
-            return f"{quote_identifier(node.table)}.{quote_identifier(node.name)}"
-        return quote_identifier(node.name)
-    if isinstance(node, Func):
-        name = _check_name(node.name)
-        args = ", ".join(render_expr(a) for a in node.args)
-        if node.distinct:
-            args = "DISTINCT " + args
-        if node.params is not None:
-            params = ", ".join(render_expr(p) for p in node.params)
-            return f"{name}({params})({args})"
-        return f"{name}({args})"
-    if isinstance(node, BinOp):
-        if node.op not in _BINARY_OPS:
-            raise ValueError(f"unknown operator {node.op!r}")
-        return f"({render_expr(node.left)} {node.op} {render_expr(node.right)})"
-    if isinstance(node, Not):
-        return f"(NOT {render_expr(node.operand)})"
-    if isinstance(node, Neg):
-        return f"(-{render_expr(node.operand)})"
-    if isinstance(node, IsNull):
-        return f"({render_expr(node.operand)} IS {'NOT ' if node.negated else ''}NULL)"
-    if isinstance(node, Cast):
-        return f"CAST({render_expr(node.operand)} AS {_check_type(node.type)})"
-    if isinstance(node, Case):
-        parts = ["CASE"]
-        for cond, value in node.whens:
-            parts.append(f"WHEN {render_expr(cond)} THEN {render_expr(value)}")
-        if node.else_ is not None:
-            parts.append(f"ELSE {render_expr(node.else_)}")
-        parts.append("END")
-        return "(" + " ".join(parts) + ")"
-    if isinstance(node, Lambda):
-        params = ", ".join(_check_name(p) for p in node.params)
-        head = params if len(node.params) == 1 else f"({params})"
-        return f"{head} -> {render_expr(node.body)}"
-    if isinstance(node, Template):
-        return node.text.format(*(render_expr(a) for a in node.args))
-    if isinstance(node, ScanBounds):
-        return SCAN_BOUNDS_MARKER
-    if isinstance(node, RowCap):
-        return ROW_CAP_MARKER
-    if isinstance(node, Star):
-        text = f"{quote_identifier(node.table)}.*" if node.table else "*"
-        if node.except_:
-            text += " EXCEPT (" + ", ".join(quote_identifier(c) for c in node.except_) + ")"
-        return text
-    if isinstance(node, ScalarSubquery):
-        return f"({render(node.query)})"
-    if isinstance(node, InList):
-        keyword = "NOT IN" if node.negated else "IN"
-        if isinstance(node.values, Select | UnionAll):
-            inner = render(node.values)
+def render_expr(node: Expr, bindings: Bindings = UNBOUND) -> str:
+    """Render one expression node (run-time nodes take their values from ``bindings``)."""
+    return _Renderer(bindings).expr(node)
+
+
+def render(query: Query, bindings: Bindings = UNBOUND) -> str:
+    """Render a whole query (SELECT or UNION ALL) as readable SQL text, once, with the run's
+    ``bindings`` (by default every stored read unbounded and no row cap).
+
+    >>> q = Select(columns=[(Col("a"), None)], from_=TableRef("db", "t"), where=ScanBounds(),
+    ...            limit=RowCap())
+    >>> render(q)
+    'SELECT `a`\\nFROM `db`.`t`\\nWHERE 1'
+    >>> render(q, Bindings(BinOp(">", Col("a"), Lit(0)), 10))
+    'SELECT `a`\\nFROM `db`.`t`\\nWHERE (`a` > 0)\\nLIMIT 10'
+    """
+    return _Renderer(bindings).query(query)
+
+
+def render_explain(query: Query, bindings: Bindings = UNBOUND) -> str:
+    """``EXPLAIN json = 1, indexes = 1`` of ``query`` rendered with ``bindings``: ClickHouse's
+    plan of it, with the parts and granules each index keeps (``engine/scanplan.py``)."""
+    return "EXPLAIN json = 1, indexes = 1 " + render(query, bindings)
+
+
+class _Renderer:
+    """Renders one tree with one run's :class:`Bindings`."""
+
+    __slots__ = ("bindings",)
+
+    def __init__(self, bindings: Bindings) -> None:
+        self.bindings = bindings
+
+    def expr(self, node: Expr) -> str:
+        if isinstance(node, Lit):
+            return literal_sql(node.value)
+        if isinstance(node, Col):
+            if node.table:
+                return f"{quote_identifier(node.table)}.{quote_identifier(node.name)}"
+            return quote_identifier(node.name)
+        if isinstance(node, Func):
+            name = _check_name(node.name)
+            args = ", ".join(self.expr(a) for a in node.args)
+            if node.distinct:
+                args = "DISTINCT " + args
+            if node.params is not None:
+                params = ", ".join(self.expr(p) for p in node.params)
+                return f"{name}({params})({args})"
+            return f"{name}({args})"
+        if isinstance(node, BinOp):
+            if node.op not in _BINARY_OPS:
+                raise ValueError(f"unknown operator {node.op!r}")
+            return f"({self.expr(node.left)} {node.op} {self.expr(node.right)})"
+        if isinstance(node, Not):
+            return f"(NOT {self.expr(node.operand)})"
+        if isinstance(node, Neg):
+            return f"(-{self.expr(node.operand)})"
+        if isinstance(node, IsNull):
+            return f"({self.expr(node.operand)} IS {'NOT ' if node.negated else ''}NULL)"
+        if isinstance(node, Cast):
+            return f"CAST({self.expr(node.operand)} AS {_check_type(node.type)})"
+        if isinstance(node, Case):
+            parts = ["CASE"]
+            for cond, value in node.whens:
+                parts.append(f"WHEN {self.expr(cond)} THEN {self.expr(value)}")
+            if node.else_ is not None:
+                parts.append(f"ELSE {self.expr(node.else_)}")
+            parts.append("END")
+            return "(" + " ".join(parts) + ")"
+        if isinstance(node, Lambda):
+            params = ", ".join(_check_name(p) for p in node.params)
+            head = params if len(node.params) == 1 else f"({params})"
+            return f"{head} -> {self.expr(node.body)}"
+        if isinstance(node, Template):
+            return node.text.format(*(self.expr(a) for a in node.args))
+        if isinstance(node, SubColumn):
+            keys = ".".join(quote_identifier(k) for k in node.path)
+            return f"{quote_identifier(node.column)}.{'^' if node.sub else ''}{keys}"
+        if isinstance(node, ScanBounds):
+            bounds = self.bindings.scan_bounds
+            return "1" if bounds is None else self.expr(bounds)
+        if isinstance(node, Star):
+            text = f"{quote_identifier(node.table)}.*" if node.table else "*"
+            if node.except_:
+                text += " EXCEPT (" + ", ".join(quote_identifier(c) for c in node.except_) + ")"
+            return text
+        if isinstance(node, ScalarSubquery):
+            return f"({self.query(node.query)})"
+        if isinstance(node, InList):
+            keyword = "NOT IN" if node.negated else "IN"
+            if isinstance(node.values, Select | UnionAll):
+                inner = self.query(node.values)
+            else:
+                inner = ", ".join(self.expr(v) for v in node.values)
+            return f"({self.expr(node.operand)} {keyword} ({inner}))"
+        raise TypeError(f"cannot render {type(node).__name__}")
+
+    def source(self, source: Source) -> str:
+        if isinstance(source, TableRef):
+            text = quote_identifier(source.table)
+            if source.database:
+                text = f"{quote_identifier(source.database)}.{text}"
+        elif isinstance(source, TableFunction):
+            args = ", ".join(self.expr(a) for a in source.args)
+            text = f"{_check_name(source.name)}({args})"
+        elif isinstance(source, Subquery):
+            text = f"(\n  {self.nested(source.query)}\n)"
         else:
-            inner = ", ".join(render_expr(v) for v in node.values)
-        return f"({render_expr(node.operand)} {keyword} ({inner}))"
-    raise TypeError(f"cannot render {type(node).__name__}")
+            raise TypeError(f"cannot render source {type(source).__name__}")
+        alias = getattr(source, "alias", None)
+        return f"{text} AS {quote_identifier(alias)}" if alias else text
 
+    def nested(self, query: Query) -> str:
+        """``query`` indented one level."""
+        return self.query(query).replace("\n", "\n  ")
 
-def _render_source(source: Source) -> str:
-    if isinstance(source, TableRef):
-        text = quote_identifier(source.table)
-        if source.database:
-            text = f"{quote_identifier(source.database)}.{text}"
-    elif isinstance(source, TableFunction):
-        args = ", ".join(render_expr(a) for a in source.args)
-        text = f"{_check_name(source.name)}({args})"
-    elif isinstance(source, Subquery):
-        inner = render(source.query).replace("\n", "\n  ")
-        text = f"(\n  {inner}\n)"
-    else:
-        raise TypeError(f"cannot render source {type(source).__name__}")
-    alias = getattr(source, "alias", None)
-    return f"{text} AS {quote_identifier(alias)}" if alias else text
+    def ctes(self, ctes: list[tuple[str, Query]]) -> str:
+        if not ctes:
+            return ""
+        parts = [
+            f"{quote_identifier(name)} AS (\n  {self.nested(query)}\n)" for name, query in ctes
+        ]
+        return "WITH " + ",\n".join(parts) + "\n"
 
+    def limit(self, limit: Expr) -> str | None:
+        """The text after ``LIMIT`` (None: no ``LIMIT``, an unset row cap)."""
+        if isinstance(limit, RowCap):
+            cap = self.bindings.row_cap
+            return None if cap is None else literal_sql(int(cap))
+        return self.expr(limit)
 
-def _render_ctes(ctes: list[tuple[str, Query]]) -> str:
-    if not ctes:
-        return ""
-    parts = []
-    for name, query in ctes:
-        inner = render(query).replace("\n", "\n  ")
-        parts.append(f"{quote_identifier(name)} AS (\n  {inner}\n)")
-    return "WITH " + ",\n".join(parts) + "\n"
-
-
-def render(query: Query) -> str:
-    """Render a whole query (SELECT or UNION ALL) as readable SQL text."""
-    if isinstance(query, UnionAll):
-        body = "\nUNION ALL\n".join(
-            f"SELECT * FROM (\n  {render(q).replace(chr(10), chr(10) + '  ')}\n)"
-            for q in query.queries
-        )
-        return _render_ctes(query.ctes) + body
-    lines = []
-    head = "SELECT DISTINCT " if query.distinct else "SELECT "
-    columns = ", ".join(
-        render_expr(expr) + (f" AS {quote_identifier(alias)}" if alias is not None else "")
-        for expr, alias in (query.columns or [(Star(), None)])
-    )
-    lines.append(head + columns)
-    if query.from_ is not None:
-        lines.append("FROM " + _render_source(query.from_))
-    for join in query.joins:
-        text = f"{join.kind} JOIN {_render_source(join.source)}"
-        if join.on is not None:
-            text += f" ON {render_expr(join.on)}"
-        elif join.using:
-            text += " USING (" + ", ".join(quote_identifier(c) for c in join.using) + ")"
-        lines.append(text)
-    if query.array_join:
-        keyword = "LEFT ARRAY JOIN " if query.left_array_join else "ARRAY JOIN "
-        lines.append(
-            keyword
-            + ", ".join(f"{render_expr(e)} AS {quote_identifier(a)}" for e, a in query.array_join)
-        )
-    if query.where is not None:
-        lines.append("WHERE " + render_expr(query.where))
-    if query.group_by is not None and query.group_by:
-        lines.append("GROUP BY " + ", ".join(render_expr(e) for e in query.group_by))
-    if query.having is not None:
-        lines.append("HAVING " + render_expr(query.having))
-    if query.qualify is not None:
-        lines.append("QUALIFY " + render_expr(query.qualify))
-    if query.order_by:
-        lines.append(
-            "ORDER BY "
-            + ", ".join(
-                f"{render_expr(e)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nf else 'LAST'}"
-                for e, desc, nf in query.order_by
+    def query(self, query: Query) -> str:
+        if isinstance(query, UnionAll):
+            body = "\nUNION ALL\n".join(
+                f"SELECT * FROM (\n  {self.nested(q)}\n)" for q in query.queries
             )
+            return self.ctes(query.ctes) + body
+        expr = self.expr
+        lines = []
+        head = "SELECT DISTINCT " if query.distinct else "SELECT "
+        columns = ", ".join(
+            expr(e) + (f" AS {quote_identifier(alias)}" if alias is not None else "")
+            for e, alias in (query.columns or [(Star(), None)])
         )
-    if query.limit_by is not None:
-        count, keys = query.limit_by
-        lines.append(f"LIMIT {render_expr(count)} BY " + ", ".join(render_expr(k) for k in keys))
-    if query.limit is not None:
-        lines.append("LIMIT " + render_expr(query.limit))
-    return _render_ctes(query.ctes) + "\n".join(lines)
+        lines.append(head + columns)
+        if query.from_ is not None:
+            lines.append("FROM " + self.source(query.from_))
+        for join in query.joins:
+            text = f"{join.kind} JOIN {self.source(join.source)}"
+            if join.on is not None:
+                text += f" ON {expr(join.on)}"
+            elif join.using:
+                text += " USING (" + ", ".join(quote_identifier(c) for c in join.using) + ")"
+            lines.append(text)
+        if query.array_join:
+            keyword = "LEFT ARRAY JOIN " if query.left_array_join else "ARRAY JOIN "
+            lines.append(
+                keyword
+                + ", ".join(f"{expr(e)} AS {quote_identifier(a)}" for e, a in query.array_join)
+            )
+        if query.where is not None:
+            lines.append("WHERE " + expr(query.where))
+        if query.group_by is not None and query.group_by:
+            lines.append("GROUP BY " + ", ".join(expr(e) for e in query.group_by))
+        if query.having is not None:
+            lines.append("HAVING " + expr(query.having))
+        if query.qualify is not None:
+            lines.append("QUALIFY " + expr(query.qualify))
+        if query.order_by:
+            lines.append(
+                "ORDER BY "
+                + ", ".join(
+                    f"{expr(e)} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nf else 'LAST'}"
+                    for e, desc, nf in query.order_by
+                )
+            )
+        if query.limit_by is not None:
+            count, keys = query.limit_by
+            lines.append(f"LIMIT {expr(count)} BY " + ", ".join(expr(k) for k in keys))
+        if query.limit is not None and (limit := self.limit(query.limit)) is not None:
+            lines.append("LIMIT " + limit)
+        return self.ctes(query.ctes) + "\n".join(lines)

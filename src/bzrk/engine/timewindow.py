@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bzrk.engine import sql as S
 from bzrk.engine.events import TICKS_PER_SECOND
 from bzrk.kql import syntax as K
 
@@ -165,15 +166,24 @@ PROGRESSIVE_FRACTIONS = (1 / 512, 1 / 64, 1 / 8, 1.0)
 MIN_SLICE_TICKS = 60 * 10_000_000
 
 
-def scan_filter(window: Window, ingest: Window) -> str:
-    """The predicate bounding one table read; numbers only, generated here."""
-    parts = []
+def scan_filter(window: Window, ingest: Window) -> S.Expr | None:
+    """The predicate bounding one table read, as SQL nodes (None: every row).
+
+    >>> S.render_expr(scan_filter(Window(1, None), Window()))
+    '(`timestamp` >= fromUnixTimestamp64Nano(toInt64(100)))'
+    """
+    parts: list[S.Expr] = []
     for column, bounds in (("timestamp", window), ("ingest_time", ingest)):
         if bounds.start is not None:
-            parts.append(f"`{column}` >= fromUnixTimestamp64Nano(toInt64({bounds.start * 100}))")
+            parts.append(S.BinOp(">=", S.Col(column), _instant_sql(bounds.start)))
         if bounds.end is not None:
-            parts.append(f"`{column}` < fromUnixTimestamp64Nano(toInt64({bounds.end * 100}))")
-    return " AND ".join(parts) or "1"
+            parts.append(S.BinOp("<", S.Col(column), _instant_sql(bounds.end)))
+    return functools.reduce(lambda a, b: S.BinOp("AND", a, b), parts) if parts else None
+
+
+def _instant_sql(ticks: int) -> S.Expr:
+    """The DateTime64(9) of ``ticks`` (100 ns since the epoch)."""
+    return S.Func("fromUnixTimestamp64Nano", [S.Func("toInt64", [S.Lit(int(ticks) * 100)])])
 
 
 def progressive_windows(window: Window, progressive: bool) -> list[Window]:

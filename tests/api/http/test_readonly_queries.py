@@ -9,7 +9,7 @@ with bzrk's own message, and the table is unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bzrk.api.http.app import create_app
 from bzrk.auth.internal import InternalKeys, Principal
+from bzrk.engine.compile.relation import CompiledTable
 from bzrk.engine.service import QueryService
 from bzrk.server.context import AppContext
 from bzrk.server.settings import Settings
@@ -33,6 +34,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@dataclass
+class CraftedTable(CompiledTable):
+    """A compiled table whose plan renders to ``crafted`` whatever the run's window."""
+
+    crafted: str = ""
+
+    def render(self, bounds: Any = None) -> str:
+        return self.crafted
+
+
 class CraftedCompiler(QueryService):
     """The real service, except that every query compiles to ``self.sql``."""
 
@@ -44,7 +55,10 @@ class CraftedCompiler(QueryService):
         compiled = super()._compile(query, resolver, reduction, window, deadline)
         if not self.sql:
             return compiled
-        return replace(compiled, tables=[replace(t, sql=self.sql) for t in compiled.tables])
+        tables = [
+            CraftedTable(t.name, t.plan, t.columns, crafted=self.sql) for t in compiled.tables
+        ]
+        return replace(compiled, tables=tables)
 
 
 @pytest.fixture

@@ -312,8 +312,7 @@ PERMISSIVE = "$raw?"
 
 
 def _subcolumn(column: str, path: Path, *, sub: bool = False) -> S.Expr:
-    keys = ".".join(S.quote_identifier(k) for k in path)
-    return S.Template(S.in_template(f"{S.quote_identifier(column)}.{'^' if sub else ''}{keys}"))
+    return S.SubColumn(column, tuple(path), sub)
 
 
 def _registry_holds(registry: str, column: str, condition: str, value: str) -> S.Expr:

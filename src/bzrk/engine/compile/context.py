@@ -392,7 +392,7 @@ class CompileContext:
             self.partition = saved
 
     def read_table(self, source: TableSource) -> Relation:
-        """A stored table read as is: its columns, native bag paths and the scan-bounds marker."""
+        """A stored table read as is: its columns, native bag paths and its `S.ScanBounds` node."""
         columns = [(absent_as_null(name, kql_type, source.absent.get(name)), name)
                    for name, kql_type in source.columns]  # fmt: skip
         hidden, bags = bag_paths.table_paths(

@@ -32,8 +32,11 @@ class QueryCompiler(CompileContext):
     """Compiles one parsed KQL query.
 
     >>> from bzrk.kql.parser import parse
-    >>> QueryCompiler().compile(parse("print x = 1")).tables[0].sql
-    'SELECT toInt64(1) AS `x`\\nLIMIT \\x00bzrk:row-cap\\x00'
+    >>> table = QueryCompiler().compile(parse("print x = 1")).tables[0]
+    >>> table.sql
+    'SELECT toInt64(1) AS `x`'
+    >>> table.capped(2001).sql
+    'SELECT toInt64(1) AS `x`\\nLIMIT 2001'
     """
 
     operators = OPERATORS

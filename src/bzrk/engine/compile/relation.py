@@ -68,21 +68,60 @@ QueryWindow = tuple[int, int]
 
 @dataclass
 class CompiledTable:
+    """A result table as a plan tree, rendered to SQL only per run (:meth:`render`)."""
+
     name: str
-    # Stored-table reads carry S.ScanBounds markers and the final SELECT may end in an
-    # S.RowCap: run :meth:`bounded`, not this text.
-    sql: str
+    # The final SELECT with its CTE chain, after the fuse and prune passes. Stored-table reads
+    # hold S.ScanBounds and the final SELECT may end in an S.RowCap: both take their values
+    # when the plan is rendered for a run.
+    plan: S.Query
     columns: tuple[Column, ...]
     # The final SELECT ends in a RowCap (it had no LIMIT of its own): a row cap can go there.
     cappable: bool = False
+    # The rows the RowCap lets through (None: no LIMIT).
+    row_cap: int | None = None
 
     def capped(self, cap: int) -> CompiledTable:
         """This table with its result cut at ``cap`` rows, inside the final SELECT."""
-        return replace(self, sql=S.bind_row_cap(self.sql, cap), cappable=False)
+        return replace(self, row_cap=cap, cappable=False)
 
-    def bounded(self, bounds: str | None = None) -> str:
+    def render(self, bounds: S.Expr | None = None) -> str:
         """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows)."""
-        return S.bind_row_cap(S.bind_scan_bounds(self.sql, bounds), None)
+        return S.render(self.plan, S.Bindings(bounds, self.row_cap))
+
+    @property
+    def sql(self) -> str:
+        """The SQL over every row (for reading and tests; a run renders its own window)."""
+        return self.render()
+
+    def bound(self, bounds: S.Expr | None) -> RenderedTable:
+        """This table rendered for one run over ``bounds``."""
+        bindings = S.Bindings(bounds, self.row_cap)
+        return RenderedTable(self.name, self.render(bounds), self.columns, self.plan, bindings)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedTable:
+    """A result table's SQL for one run: rendered once, sent as it is."""
+
+    name: str
+    sql: str
+    columns: tuple[Column, ...]
+    # The plan and the run's values it was rendered from (for the run's EXPLAIN).
+    plan: S.Query
+    bindings: S.Bindings
+
+    def explain_sql(self) -> str:
+        """The ``EXPLAIN`` of this run's query (rendered only when the service asks for it)."""
+        return S.render_explain(self.plan, self.bindings)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedQuery:
+    """Every result table of a query rendered for one run."""
+
+    tables: list[RenderedTable]
+    visualization: Visualization | None = None
 
 
 @dataclass
@@ -97,9 +136,9 @@ class CompiledQuery:
     window_dependent: bool = False
     window: QueryWindow | None = None
 
-    def bounded(self, bounds: str | None) -> CompiledQuery:
-        """This query with every stored-table read limited to ``bounds``."""
-        return replace(self, tables=[replace(t, sql=t.bounded(bounds)) for t in self.tables])
+    def bound(self, bounds: S.Expr | None) -> RenderedQuery:
+        """This query rendered for one run, every stored-table read limited to ``bounds``."""
+        return RenderedQuery([t.bound(bounds) for t in self.tables], self.visualization)
 
 
 @dataclass

@@ -177,6 +177,8 @@ class _Facts:
         found: Counter[str] | None
         if isinstance(node, S.Col):
             found = Counter({node.name: 1})
+        elif isinstance(node, S.SubColumn):
+            found = Counter({node.column: 1})
         elif isinstance(node, S.Lit | S.ScanBounds):
             found = Counter()
         elif isinstance(node, S.ScalarSubquery) or not dataclasses.is_dataclass(node):
@@ -228,6 +230,8 @@ def _query_columns(query: S.Query) -> set[str]:
         node = stack.pop()
         if isinstance(node, S.Col):
             names.add(node.name)
+        elif isinstance(node, S.SubColumn):
+            names.add(node.column)
         stack.extend(S.children(node))
     return names
 
@@ -410,6 +414,16 @@ class _Substitution:
             if node.table is not None or node.name not in self.aliases:
                 raise _CannotMerge  # a name the reader defines itself, or a qualified one
             return self.aliases[node.name]
+        if isinstance(node, S.SubColumn):
+            # A path of a column passed through under its own or another plain name.
+            target = self.aliases.get(node.column)
+            if node.column in bound or not isinstance(target, S.Col) or target.table is not None:
+                raise _CannotMerge
+            return (
+                node
+                if target.name == node.column
+                else dataclasses.replace(node, column=target.name)
+            )
         if isinstance(node, S.Lambda):
             return dataclasses.replace(node, body=self(node.body, bound | frozenset(node.params)))
         if isinstance(node, S.Lit | S.ScanBounds):

@@ -6,12 +6,13 @@ with all columns listed against 14.0 ms with one, and every dropped ``toJSONStri
 whole-bag serialisation saved per row.
 
 The check is by name and conservative: a column stays when anything that follows it (later
-CTEs as already pruned, and the final SELECT) mentions its name — as a column, a table, or a
-back-quoted name in a template's text — or when another clause of its own CTE does (an alias
-used by WHERE or another column). A CTE is left whole when a later query could read columns it
-does not name (``*``, ``COLUMNS(...)``, UNION ALL), and when dropping a column could change its
-rows (DISTINCT, GROUP BY, LIMIT BY, ARRAY JOIN, ``arrayJoin`` columns). The names are collected
-by walking the SQL tree once per query, so the pass is linear in the size of the plan.
+CTEs as already pruned, and the final SELECT) mentions its name — as a column, a table, a JSON
+column whose path it reads, or a back-quoted name in a template's text — or when another clause
+of its own CTE does (an alias used by WHERE or another column). A CTE is left whole when a
+later query could read columns it does not name (``*``, ``COLUMNS(...)``, UNION ALL), and when
+dropping a column could change its rows (DISTINCT, GROUP BY, LIMIT BY, ARRAY JOIN, ``arrayJoin``
+columns). The names are collected by walking the SQL tree once per query, so the pass is linear
+in the size of the plan.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def mentions(node: S.Expr | S.Query) -> _Mentions:
             found.names.add(item.name)
             if item.table:
                 found.names.add(item.table)
+        elif isinstance(item, S.SubColumn):
+            found.names.add(item.column)
         elif isinstance(item, S.Template):
             found.names.update(S.quoted_names(item.text))
             found.reads_all = found.reads_all or bool(_READS_ALL.search(_without_quotes(item.text)))

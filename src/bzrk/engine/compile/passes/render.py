@@ -1,4 +1,8 @@
-"""The last step of a result table: the CTE chain fused and pruned, a row-cap slot, SQL text."""
+"""The last step of a result table: the CTE chain fused and pruned, a row-cap slot; a plan tree.
+
+Nothing here renders SQL: the query service renders the tree once per run, with that run's
+time window and row cap (``CompiledTable.render``).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ def result_table(
     ctes: list[tuple[str, S.Query]],
     stored_columns: dict[tuple[str, str], frozenset[str]],
 ) -> CompiledTable:
-    """``relation`` (the last of ``ctes`` it reads) rendered as the result table ``name``.
+    """``relation`` (the last of ``ctes`` it reads) as the result table ``name``.
 
     Args:
         name: the result table's name (``PrimaryResult``, a fork branch, an ``as`` name).
@@ -26,7 +30,8 @@ def result_table(
         stored_columns: the columns of each stored table read, for :func:`fuse_chain`.
 
     Returns:
-        The table: SQL with scan-bounds markers and, when it has no LIMIT, a row-cap slot.
+        The table: its plan tree, stored reads bounded by ``S.ScanBounds`` and, when it has no
+        LIMIT of its own, an ``S.RowCap``.
     """
     select = S.Select(columns=[(S.Col(n), n) for n, _ in relation.columns], from_=relation.source())
     fused_ctes, select = fuse_chain(list(ctes), select, stored_columns)
@@ -39,7 +44,7 @@ def result_table(
     )
     return CompiledTable(
         name,
-        S.render(select),
+        select,
         tuple(Column(n, t) for n, t in relation.columns),  # type: ignore[arg-type]
         cappable,
     )
