@@ -150,6 +150,15 @@ def test_find_project_pack_all_only(chdb_backend) -> None:  # type: ignore[no-un
     assert all(set(r[1]) == {"Session_Id", "Level", "EventText", "Version"} for r in rows)
 
 
+def test_find_in_a_wildcard_of_tables(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    _, rows = run(
+        chdb_backend,
+        EVENTS + "let Other = datatable(Level:string)['Error'];"
+        "find in (Events*) where Level == 'Error' | summarize n = count() by source_",
+    )
+    assert sorted(rows) == [["EventsTable1", 2], ["EventsTable2", 2]]
+
+
 def test_find_unknown_column_is_a_located_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(KqlError) as raised:
         run(chdb_backend, EVENTS + "find in (EventsTable1, EventsTable2) where Nope == 1")
@@ -188,6 +197,12 @@ def test_find_over_the_stored_table_names_it_default(chdb_backend, stored) -> No
         resolver=stored,
     )
     assert rows == [["default", 2]]
+    _, rows = run(
+        chdb_backend,
+        'find in (def*) where attributes.code == "200" project body | order by body asc',
+        resolver=stored,
+    )
+    assert rows == [["default", "line 1"], ["default", "line 2"]]
 
 
 def test_top_hitters_over_stored_rows(chdb_backend, stored) -> None:  # type: ignore[no-untyped-def]

@@ -51,6 +51,11 @@ def test_find_project_list_with_types_withsource_and_pack_all() -> None:
     ) == ([("T", "string"), ("Level", "string"), ("n", "long"), ("pack_", "dynamic")], False)
 
 
+def test_find_in_a_wildcard_binds_every_matching_table() -> None:
+    columns, _ = schema("find in (Events*) where Level == 'Error' project Version, EventName")
+    assert columns == [("source_", "string"), ("Version", "string"), ("EventName", "string")]
+
+
 def test_find_downstream_operators_see_its_columns() -> None:
     assert schema("find where Level == 'Error' | summarize c = count() by source_") == (
         [("source_", "string"), ("c", "long")],

@@ -273,12 +273,11 @@ def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
     return unique
 
 
-def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
+def _input_schemas(b: Binder, tables: tuple[s.Expr, ...], fuzzy: bool) -> list[TableSchema]:
+    """The schemas of `union`/`find` inputs; a wildcard name (`E*`) stands for every table of
+    the database and every table or view of the query whose name matches."""
     schemas: list[TableSchema] = []
-    if b.bound.inputs.get(op) is not EMPTY_SCHEMA and input is not None:
-        schemas.append(input)
-    fuzzy = _param(op.params, "isfuzzy", "false") == "true"
-    for t in op.tables:
+    for t in tables:
         if isinstance(t, s.NameRef) and "*" in t.name:
             rx = _glob(t.name)
             for db in b.globals.databases:
@@ -297,6 +296,15 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
         except Exception:
             if not fuzzy:
                 raise
+    return schemas
+
+
+def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
+    schemas: list[TableSchema] = []
+    if b.bound.inputs.get(op) is not EMPTY_SCHEMA and input is not None:
+        schemas.append(input)
+    fuzzy = _param(op.params, "isfuzzy", "false") == "true"
+    schemas.extend(_input_schemas(b, op.tables, fuzzy))
     if not schemas:
         return EMPTY_SCHEMA
     cols = _union_schemas(schemas, _param(op.params, "kind", "outer"))
@@ -416,7 +424,7 @@ def _sample_distinct(b: Binder, op: s.SampleDistinct, input: TableSchema) -> Tab
 
 def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
     if b.bound.inputs.get(op) is EMPTY_SCHEMA:
-        schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
+        schemas = _input_schemas(b, op.tables, False) or [
             t.schema for db in b.globals.databases for t in db.tables
         ] + _views_in_scope(b)
         merged = _union_schemas(schemas, "outer") if schemas else []
@@ -448,7 +456,7 @@ def _find(b: Binder, op: s.Find, input: TableSchema) -> TableSchema:
     """ADX's output schema: the source column, the kept columns (`project-smart`: those the
     predicate names and those every table with a predicate column has; `project`: the listed
     ones) and `pack_` for the rest (engine/compile/operators/find.py runs it)."""
-    schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
+    schemas = _input_schemas(b, op.tables, False) or [
         t.schema for db in b.globals.databases for t in db.tables
     ] + _views_in_scope(b)
     if not schemas:

@@ -4,7 +4,7 @@
 [, pack_all()]]`, and `find Predicate …` without `in`:
 
 * Without `in (…)`, find looks in every table of the database and every table or view the
-  query defines (as a leading `search` does). The predicate may use `search`'s free-text forms
+  query defines (as a leading `search` does); a wildcard in `in (E*)` matches those names. The predicate may use `search`'s free-text forms
   (`"term"`, `* has "term"`, `Col:"term"`).
 * A table that has none of the columns the predicate names is left out. In a table that has
   some of them, the others are null (so `Version == "v1" or EventName == "e1"` filters each
@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from typing import TYPE_CHECKING
 
@@ -63,7 +64,18 @@ def _source_name(op: K.Find) -> str:
 
 def _inputs(ctx: CompileContext, op: K.Find) -> list[tuple[str, Relation]]:
     if op.tables:
-        found = union_inputs(ctx, K.Union(op.span, (), op.tables))
+        every = [n.name for n in every_table(ctx, op.span) if isinstance(n, K.NameRef)]
+        tables: list[K.Expr] = []
+        for node in op.tables:
+            if isinstance(node, K.NameRef) and "*" in node.name:
+                # a wildcard names tables of the database too (union's covers the query's)
+                names = [n for n in every if fnmatch.fnmatchcase(n, node.name)]
+                tables += [K.NameRef(node.span, n) for n in names]
+            else:
+                tables.append(node)
+        if not tables:
+            raise unsupported(op, "find: no table matches", code="UnknownTable")
+        found = union_inputs(ctx, K.Union(op.span, (), tuple(tables)))
         return [
             (node.name if isinstance(node, K.NameRef) else f"union_arg{i}", relation)
             for i, (relation, node) in enumerate(found)
