@@ -179,6 +179,25 @@ def test_table_scan_without_a_bound_is_missing_time_filter(env: dict[str, Any]) 
     assert done(bounded).status == "complete"
 
 
+def test_find_and_top_hitters_through_the_service(env: dict[str, Any]) -> None:
+    # find's own predicate may bound the time, as a where does; the stored table is `default`.
+    events = run(
+        env["service"],
+        query='find where timestamp > ago(2d) and severity_text == "ERROR" '
+        "| summarize n = count() by source_",
+    )
+    rows = snapshots(events)[-1]
+    assert done(events).status == "complete"
+    assert rows and rows[0][0] == "default" and 0 < rows[0][1] < ROWS / 10
+    events = run(
+        env["service"],
+        query="default | top-hitters 1 of severity_text",
+        since="3d ago",
+        progressive=False,
+    )
+    assert snapshots(events)[-1] == [["INFO", ROWS - ROWS // 10]]
+
+
 def test_request_window_and_query_bounds_intersect(env: dict[str, Any]) -> None:
     narrow = snapshots(
         run(env["service"], query="default | where timestamp > ago(3d) | count", since="1h ago")

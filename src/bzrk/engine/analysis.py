@@ -137,7 +137,10 @@ def _mentions_time_column(node: K.Node) -> bool:
 
 
 def _has_time_bound(query: K.Query) -> bool:
-    return any(isinstance(node, K.Where) and _bounds_time(node.predicate) for node in query.walk())
+    return any(
+        isinstance(node, (K.Where, K.Find)) and _bounds_time(node.predicate)
+        for node in query.walk()
+    )
 
 
 def _bounds_time(predicate: K.Expr) -> bool:

@@ -478,7 +478,9 @@ def _parse_find(p: Parser) -> s.QueryOperator:
     tables: tuple[s.Expr, ...] = ()
     if p.accept_word("in"):
         tables = _parse_table_list(p)
-    p.expect_word("where")
+        p.expect_word("where")
+    else:
+        p.accept_word("where")  # `find Predicate` is the short form of `find where Predicate`
     predicate = p.parse_expr()
     project = None
     smart = False

@@ -23,6 +23,7 @@ from bzrk.kql.symbols import (
     EMPTY_SCHEMA,
     INT,
     LONG,
+    NUMERIC_TYPES,
     REAL,
     STRING,
     UNKNOWN,
@@ -272,12 +273,11 @@ def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
     return unique
 
 
-def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
+def _input_schemas(b: Binder, tables: tuple[s.Expr, ...], fuzzy: bool) -> list[TableSchema]:
+    """The schemas of `union`/`find` inputs; a wildcard name (`E*`) stands for every table of
+    the database and every table or view of the query whose name matches."""
     schemas: list[TableSchema] = []
-    if b.bound.inputs.get(op) is not EMPTY_SCHEMA and input is not None:
-        schemas.append(input)
-    fuzzy = _param(op.params, "isfuzzy", "false") == "true"
-    for t in op.tables:
+    for t in tables:
         if isinstance(t, s.NameRef) and "*" in t.name:
             rx = _glob(t.name)
             for db in b.globals.databases:
@@ -296,6 +296,15 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
         except Exception:
             if not fuzzy:
                 raise
+    return schemas
+
+
+def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
+    schemas: list[TableSchema] = []
+    if b.bound.inputs.get(op) is not EMPTY_SCHEMA and input is not None:
+        schemas.append(input)
+    fuzzy = _param(op.params, "isfuzzy", "false") == "true"
+    schemas.extend(_input_schemas(b, op.tables, fuzzy))
     if not schemas:
         return EMPTY_SCHEMA
     cols = _union_schemas(schemas, _param(op.params, "kind", "outer"))
@@ -415,7 +424,7 @@ def _sample_distinct(b: Binder, op: s.SampleDistinct, input: TableSchema) -> Tab
 
 def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
     if b.bound.inputs.get(op) is EMPTY_SCHEMA:
-        schemas = [b.tabular(t, Ctx()) for t in op.tables] or [
+        schemas = _input_schemas(b, op.tables, False) or [
             t.schema for db in b.globals.databases for t in db.tables
         ] + _views_in_scope(b)
         merged = _union_schemas(schemas, "outer") if schemas else []
@@ -444,7 +453,49 @@ def _views_in_scope(b: Binder) -> list[TableSchema]:
 
 
 def _find(b: Binder, op: s.Find, input: TableSchema) -> TableSchema:
-    return TableSchema((Column("source_", STRING), Column("pack_", DYNAMIC)), opaque=True)
+    """ADX's output schema: the source column, the kept columns (`project-smart`: those the
+    predicate names and those every table with a predicate column has; `project`: the listed
+    ones) and `pack_` for the rest (engine/compile/operators/find.py runs it)."""
+    schemas = _input_schemas(b, op.tables, False) or [
+        t.schema for db in b.globals.databases for t in db.tables
+    ] + _views_in_scope(b)
+    if not schemas:
+        return TableSchema((Column("source_", STRING),), opaque=True)
+    merged = _union_schemas(schemas, "outer")
+    # a name of several types is one column per type (x_long, x_string): not modelled here
+    opaque = any(sc.opaque for sc in schemas) or len(merged) != len(
+        {c.name for sc in schemas for c in sc.columns}
+    )
+    raw = any(sc.raw for sc in schemas)
+    b.scalar(op.predicate, Ctx(row=TableSchema(tuple(merged), raw, opaque)))
+    source = next((p.value.name for p in op.params if isinstance(p.value, s.NameRef)), "source_")
+
+    def visible(sc: TableSchema) -> list[Column]:
+        return [c for c in sc.columns if not c.name.startswith(("$", "__"))]
+
+    columns = {c.name: c for c in merged}
+    named = {n.name for n in op.predicate.walk() if isinstance(n, s.NameRef)} & set(columns)
+    kept = [sc for sc in schemas if not named or any(sc.find(n) for n in named)]
+    pack = False
+    if op.project is None:
+        common = set.intersection(*({c.name for c in visible(sc)} for sc in kept or schemas))
+        chosen = [c for c in merged if c.name in named or c.name in common]
+        pack = any(c.name not in named | common for sc in kept for c in visible(sc))
+    else:
+        chosen = []
+        for item in op.project:
+            if isinstance(item, s.Call) and item.name == "pack_all":
+                pack = True
+            elif isinstance(item, s.NameRef):
+                chosen.append(columns.get(item.name) or Column(item.name, UNKNOWN))
+            elif (
+                isinstance(item, s.Binary)
+                and isinstance(item.left, s.NameRef)
+                and isinstance(item.right, s.NameRef)
+            ):
+                chosen.append(Column(item.left.name, item.right.name))
+    pack_column = [Column("pack_", DYNAMIC)] if pack else []
+    return TableSchema((Column(source, STRING), *chosen, *pack_column), opaque=opaque)
 
 
 def _invoke(b: Binder, op: s.Invoke, input: TableSchema) -> TableSchema:
@@ -548,6 +599,8 @@ def _top_hitters(b: Binder, op: s.TopHitters, input: TableSchema) -> TableSchema
     cols = [Column(name, t)]
     if op.by is not None:
         bt = b.scalar(op.by, Ctx(row=input))
+        if bt not in NUMERIC_TYPES and bt != UNKNOWN:
+            raise type_mismatch("The top-hitters sum", "a number", bt).at(op.by.span)
         cols.append(Column(f"approximate_sum_{expression_name(op.by) or ''}", bt))
     else:
         cols.append(Column(f"approximate_count_{name}", LONG))

@@ -1,7 +1,9 @@
 """`make-series`: aggregates per bin of an axis, as one array per series.
 
 The axis is a datetime (bins of a timespan ``step``) or a number (int, long, real, timespan).
-Its range is ``from``/``to`` (``in range(from, to, step)``) where the query gives them. Berserk
+Its range is ``from``/``to`` where the query gives them; ADX's alternate ``in range(start,
+stop, step)`` bins with ``bin()`` (points at multiples of ``step``, from ``bin(start, step)``)
+and includes ``stop``'s bin. Berserk
 lets both go: on a datetime axis the range is then the request's time window, ``from`` rounded
 down to a multiple of ``step`` so the points fall where ``bin(timestamp, step)`` puts them
 (the vendor's canonical ``make-series … on timestamp step 1m by metric_hash``). Without a
@@ -102,6 +104,8 @@ def op_make_series(ctx: CompileContext, op: K.MakeSeries, relation: Relation) ->
     series_cols: list[tuple[S.Expr, str]] = [(S.Col(n), n) for _, n in by_cols]
     for (name, kql_type), default in zip(agg_names, op.defaults, strict=True):
         default_value = ctx.expr(None, default) if default is not None else Typed(lit(0), "long")
+        if kql_type == "real" and default_value.type in ("int", "long"):
+            default_value = cast_to(default_value, "real")  # avg's 0 is 0.0, as in ADX
         default_json = T("ifNull({0}, 'null')", to_json(default_value))
         # Each bin's value, found by its bin number; the value is wrapped in a tuple so that a
         # null aggregate keeps its place (groupArray skips bare nulls).
@@ -187,6 +191,10 @@ def _range(
     """``from`` and ``to`` as axis numbers (the window or the data where the query has none)."""
     start = _bound(ctx, axis, op.start) if op.start is not None else None
     end = _bound(ctx, axis, op.end) if op.end is not None else None
+    floor = "({0} - positiveModulo({0}, {1}))" if axis.integral else "(floor({0} / {1}) * {1})"
+    if op.in_range and start is not None and end is not None:
+        # ADX's alternate syntax: bins are bin(), not bin_at(start), and `stop` is inclusive.
+        return T(floor, start, axis.step), T("(" + floor + " + {1})", end, axis.step)
     if start is not None and end is not None:
         return start, end
     window = ctx.query_window() if axis.kind == "datetime" else None
@@ -221,7 +229,6 @@ def _range(
     def scalar(column: str) -> S.Expr:
         return S.ScalarSubquery(S.Select(columns=[(S.Col(column), None)], from_=bounds.source()))
 
-    floor = "({0} - positiveModulo({0}, {1}))" if axis.integral else "(floor({0} / {1}) * {1})"
     if start is None:
         start = T(floor, scalar("__lo"), axis.step)
     if end is None:

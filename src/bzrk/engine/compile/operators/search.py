@@ -108,7 +108,7 @@ def op_search(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation
     return result
 
 
-def _every_table(ctx: CompileContext, span: K.Span) -> list[K.Expr]:
+def every_table(ctx: CompileContext, span: K.Span) -> list[K.Expr]:
     """What `search` without `in (...)` looks in (ADX): the tables and views the query defines,
     then the database's tables they do not shadow."""
     defined = [
@@ -123,7 +123,7 @@ def _every_table(ctx: CompileContext, span: K.Span) -> list[K.Expr]:
 
 def src_search(ctx: CompileContext, op: K.Search) -> Relation:
     """`search predicate` starting a query: the matching rows of every table, with `$table`."""
-    names = list(op.tables) if op.tables else _every_table(ctx, op.span)
+    names = list(op.tables) if op.tables else every_table(ctx, op.span)
     if not names:
         raise unsupported(op, "search has no tables to look in", code="UnknownTable")
     with ctx.bound({}):

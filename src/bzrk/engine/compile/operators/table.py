@@ -16,6 +16,7 @@ from bzrk.engine.compile.operators import (
     expand,
     extend,
     fieldstats,
+    find,
     graph,
     graph_match,
     log_stats,
@@ -31,6 +32,7 @@ from bzrk.engine.compile.operators import (
     search,
     sources,
     summarize,
+    top_hitters,
     topnested,
     trace_find,
     union_sources,
@@ -57,6 +59,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.Sample: rows.op_sample,
     K.Summarize: summarize.op_summarize,
     K.TopNested: topnested.op_top_nested,
+    K.TopHitters: top_hitters.op_top_hitters,
     K.Reduce: reduce.op_reduce,
     K.MvExpand: expand.op_mv_expand,
     K.MvApply: expand.op_mv_apply,
@@ -93,6 +96,7 @@ SOURCES: Mapping[type, Source] = {
     K.Range: sources.src_range,
     K.Union: combine.src_union,
     K.Search: search.src_search,
+    K.Find: find.src_find,
     K.ExternalData: union_sources.src_external_data,
 }
 
