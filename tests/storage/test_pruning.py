@@ -49,7 +49,7 @@ def table(chdb_backend) -> Iterator[str]:  # type: ignore[no-untyped-def]
     chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
 
 
-NO_CACHE = {"use_query_condition_cache": 0}
+NO_CACHE: dict[str, str | int | float] = {"use_query_condition_cache": 0}
 
 
 def _granules(backend, sql: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]

@@ -238,8 +238,8 @@ class StorageCatalog:
                 .values(shard_fields=dict(shard_fields))
             )
         self._forget()
-        for index in present:
-            self._ddl(f"ALTER TABLE {qualified} DROP INDEX IF EXISTS {quote_identifier(index)}")
+        for old in present:
+            self._ddl(f"ALTER TABLE {qualified} DROP INDEX IF EXISTS {quote_identifier(old)}")
         for index in layout.skip_indexes(sorted_by=_layout(row).sort_field):
             if index.name.startswith("idx_shard_"):
                 self._ddl(f"ALTER TABLE {qualified} ADD {index.ddl()}")

@@ -7,9 +7,10 @@ else in bzrk spells column types. ``COLUMNS`` and ``writer.ROW_FIELDS`` must cha
 Choices (measured in ``tests/storage/test_pruning.py``, see ``docs/storage.md``):
 
 * ``PARTITION BY toDate(timestamp)``: whole days drop out of a time window before any index.
-* ``ORDER BY (<highest-weighted shard field>, timestamp)``: with Berserk's default shard fields
-  that is ``resource.service.name``, a typed path of the ``resource`` JSON column, so a
-  one-service one-hour window reads a contiguous key range.
+* ``ORDER BY (<highest-weighted shard field>, metric_name, timestamp)``: with Berserk's default
+  shard fields that is ``resource.service.name``, a typed path of the ``resource`` JSON column,
+  so a one-service one-hour window reads a contiguous key range; ``metric_name`` (NULL on logs
+  and spans) keeps each metric's points together within a service.
 * The other shard fields get ``bloom_filter`` skip indexes, so ``==``/``in`` on them skips
   granules, as Berserk's per-chunk shard pruning does.
 * ``body`` gets a ``text`` (inverted) index over ``lower(body)`` as an index *expression*, not a
@@ -91,7 +92,7 @@ _STR = "Nullable(String)"
 _LCSTR = "LowCardinality(Nullable(String))"
 _ZSTD = "ZSTD(1)"
 # Columns nearly every query reads (the time window, durations) decompress faster with LZ4 than
-# with ZSTD(1), for a few per cent more bytes (docs/storage.md, *Layout measurements*). Ids and
+# with ZSTD(1), for a few per cent more bytes (docs/storage.md, *Codecs, sorting key…*). Ids and
 # text keep ZSTD(1): LZ4 doubles them on disk for a smaller gain.
 _LZ4 = "LZ4"
 
@@ -275,7 +276,7 @@ class TableLayout:
         """
         lead = self.sort_field
         key = [field_expression(lead)] if lead else []
-        if SERIES_KEY in self.shard_fields and SERIES_KEY != lead:
+        if SERIES_KEY in self.shard_fields and lead != SERIES_KEY:
             key.append(quote_identifier(SERIES_KEY))
         return (*key, "timestamp")
 
