@@ -23,6 +23,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # main when the storage layout changed (issue 21): the last layout before it.
 OLD_LAYOUT_COMMIT = "9b6e33e"
+# main before the codecs and the sorting key changed (issue 21, second step): the part
+# settings of the first step, ZSTD(1) on every time column, ORDER BY (service, timestamp).
+ZSTD_LAYOUT_COMMIT = "5c1c61c"
 
 # Opens the store of the data dir in argv[1] with the code on PYTHONPATH, as `bzrk dev` does.
 _OPEN = r"""
@@ -111,13 +114,13 @@ def _run(src: Path, script: str, data: Path) -> str:
     return out.stdout
 
 
-def _old_source(target: Path) -> Path:
+def _old_source(target: Path, commit: str = OLD_LAYOUT_COMMIT) -> Path:
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", OLD_LAYOUT_COMMIT, "src"],
+        ["git", "archive", "--format=tar", commit, "src"],
         cwd=ROOT, capture_output=True, timeout=60,
     )  # fmt: skip
     if archive.returncode != 0:
-        pytest.skip(f"commit {OLD_LAYOUT_COMMIT} is not in this clone: {archive.stderr[:200]!r}")
+        pytest.skip(f"commit {commit} is not in this clone: {archive.stderr[:200]!r}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(target, filter="data")
     return target / "src"
@@ -138,3 +141,24 @@ def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: 
     for name, value in LAYOUT_SETTINGS.items():
         assert f"{name} = {value}" in after["create"], after["create"]
     assert "min_rows_for_wide_part = 4000000" in before["create"]
+
+
+def test_a_data_dir_of_the_zstd_layout_takes_todays_codecs_and_keeps_its_key(
+    tmp_path: Path,
+) -> None:
+    old_src = _old_source(tmp_path / "old", ZSTD_LAYOUT_COMMIT)
+    data = tmp_path / "data"
+    _run(old_src, _WRITE, data)
+    before = json.loads(_run(old_src, _READ, data))
+    after = json.loads(_run(ROOT / "src", _READ, data))
+    assert after["answers"] == before["answers"]
+    assert after["answers"]["errors"] == [["cart", 10], ["checkout", 10]]
+    assert "`timestamp` DateTime64(7, 'UTC') CODEC(Delta(8), ZSTD(1))" in before["create"]
+    assert "`timestamp` DateTime64(7, 'UTC') CODEC(Delta(8), LZ4)" in after["create"]
+    assert "`duration` Nullable(Int64) CODEC(LZ4)" in after["create"], after["create"]
+    # The sorting key cannot change in place: the old table keeps it (and answers the same).
+    assert "ORDER BY (resource.`service.name`, timestamp)" in after["create"]
+    # Rows written after the change go into parts with the new codecs.
+    _run(ROOT / "src", _WRITE, data)
+    again = json.loads(_run(ROOT / "src", _READ, data))
+    assert again["answers"]["errors"] == [["cart", 20], ["checkout", 20]]

@@ -49,7 +49,7 @@ def table(chdb_backend) -> Iterator[str]:  # type: ignore[no-untyped-def]
     chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
 
 
-NO_CACHE = {"use_query_condition_cache": 0}
+NO_CACHE: dict[str, str | int | float] = {"use_query_condition_cache": 0}
 
 
 def _granules(backend, sql: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -145,3 +145,45 @@ def test_answers_do_not_depend_on_indexes(chdb_backend, table, predicate, expect
                 )
                 answers.add(int(result.column(0)[0].as_py()))
     assert answers == {expected}, answers
+
+
+METRIC_ROWS = 300_000  # one service's log records, every 10th row a point of one metric
+
+
+@pytest.mark.parametrize("key", ["today's", "before metric_name joined it"])
+def test_one_metric_reads_its_own_granules(chdb_backend, key: str) -> None:  # type: ignore[no-untyped-def]
+    """``metric_name`` in the sorting key keeps a metric's points together within a service.
+
+    The same rows in a table with today's DDL and in one whose key is ``(service, timestamp)``
+    (tables made before): a filter on the metric reads a few granules with today's key, and
+    every granule (its points are spread over the day) without it.
+    """
+    database = f"prune_{uuid.uuid4().hex[:10]}"
+    qualified = f"`{database}`.`t`"
+    ddl = render_create_table(qualified, TableLayout())
+    assert "ORDER BY (`resource`.`service.name`, `metric_name`, timestamp)" in ddl
+    if key != "today's":
+        ddl = ddl.replace("`metric_name`, timestamp)", "timestamp)")
+    chdb_backend.execute(f"CREATE DATABASE `{database}`")
+    try:
+        chdb_backend.execute(ddl)
+        chdb_backend.execute(
+            f"""INSERT INTO {qualified} (timestamp, ingest_time, body, metric_name, value, resource)
+            SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 200) AS ts,
+              ts, if(number % 10 = 0, NULL, 'request handled'),
+              if(number % 10 = 0, 'shop.page.views', NULL), if(number % 10 = 0, number, NULL),
+              CAST('{{"service.name":"checkout"}}', 'JSON')
+            FROM numbers({METRIC_ROWS})"""
+        )
+        chdb_backend.execute(f"OPTIMIZE TABLE {qualified} FINAL")
+        sql = f"SELECT max(value) FROM {qualified} WHERE metric_name = 'shop.page.views'"
+        read, total = _granules(chdb_backend, sql)
+        print(f"\none metric ({key} key): {read}/{total} granules")
+        answer = chdb_backend.query_arrow(sql, settings=QuerySettings(extra=NO_CACHE))
+        assert answer.column(0)[0].as_py() == METRIC_ROWS - 10
+        if key == "today's":
+            assert read <= 5 < total
+        else:
+            assert read == total
+    finally:
+        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")

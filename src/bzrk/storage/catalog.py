@@ -30,6 +30,7 @@ from bzrk.storage.schema import (
     STORED_COLUMNS,
     SchemaError,
     TableLayout,
+    render_codec_changes,
     render_create_table,
     render_layout_settings,
     render_ttl_change,
@@ -97,8 +98,10 @@ class StorageCatalog:
         self._ddl(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(database)}")
         qualified = self.naming.qualified(row.database, row.name)
         self._ddl(render_create_table(qualified, _layout(row)))
-        # A table an older bzrk created keeps its data and takes today's part layout.
+        # A table an older bzrk created keeps its data (and its sorting key) and takes today's
+        # part layout and codecs, both metadata only.
         self._ddl(render_layout_settings(qualified))
+        self._ddl(render_codec_changes(qualified))
         self._ensure_path_registry(database, row.name)
 
     def _names(self, system_table: str, database: str, table: str) -> list[str]:
@@ -235,8 +238,8 @@ class StorageCatalog:
                 .values(shard_fields=dict(shard_fields))
             )
         self._forget()
-        for index in present:
-            self._ddl(f"ALTER TABLE {qualified} DROP INDEX IF EXISTS {quote_identifier(index)}")
+        for old in present:
+            self._ddl(f"ALTER TABLE {qualified} DROP INDEX IF EXISTS {quote_identifier(old)}")
         for index in layout.skip_indexes(sorted_by=_layout(row).sort_field):
             if index.name.startswith("idx_shard_"):
                 self._ddl(f"ALTER TABLE {qualified} ADD {index.ddl()}")
