@@ -120,3 +120,47 @@ def test_an_engine_timeout_is_told_without_clickhouse_text(chdb_backend) -> None
     query = "range x from 1 to 100000000000 step 1 | summarize s = sum(x * x)"
     found = error(run(service, query))
     assert found.code == "QueryTimeout" and "time limit" in found.message
+
+
+def test_a_column_outside_an_aggregate_in_summarize_is_a_located_type_mismatch(service) -> None:  # type: ignore[no-untyped-def]
+    # Was an InternalError (ClickHouse's code 215), or rows when no other aggregate was there;
+    # Kusto refuses `summarize a by b` (Kusto-Query-Language issue 125).
+    for query in (
+        "datatable(x: int) [1, 3, 2, 1] | summarize a = (x), b = make_list(x, 2)",
+        "datatable(x: int, y: int) [1, 3, 2, 1] | summarize a = x by y",
+    ):
+        found = error(run(service, query))
+        assert found.code == "TypeMismatch" and "'x'" in found.message
+        assert found.location is not None
+    query = (
+        "datatable(x: int, y: int) [1, 3, 2, 1]"
+        " | summarize a = count() + 1, b = sum(x) * 2, c = y by y | order by y asc"
+    )
+    assert rows(run(service, query)) == [[1, 2, 4, 1], [3, 2, 2, 3]]
+
+
+def test_repeat_makes_at_most_1048576_elements_as_range_does(service) -> None:  # type: ignore[no-untyped-def]
+    # repeat('a', 1000000000) answered a 4 GB array; four at once took bzrk dev past 23 GB.
+    query = "print n = array_length(repeat('a', 1000000000)), r = repeat(1, 3), e = repeat('b', -1)"
+    assert rows(run(service, query)) == [[1_048_576, [1, 1, 1], []]]
+
+
+def test_decimal_overflow_is_null_not_an_engine_error(service) -> None:  # type: ignore[no-untyped-def]
+    # Was BackendError "Decimal value is too big" (ClickHouse code 69) through the service.
+    query = "print a = todecimal(1e20) * todecimal(1e20), b = decimal(100) * decimal(10)"
+    assert rows(run(service, query)) == [[None, Decimal(1000)]]
+    found = error(run(service, "print d = decimal(1e40)"))
+    assert found.code == "ParseError" and found.location is not None
+
+
+def test_a_huge_variable_length_edge_is_refused_without_listing_its_hops(service) -> None:  # type: ignore[no-untyped-def]
+    # `*1..2147483648` listed 2^31 hop combinations before checking the cap: bzrk dev grew to
+    # 23 GB and was OOM-killed (3,000-query fuzz, twice at the same query).
+    query = (
+        "datatable(a:string, b:string)['x', 'y', 'y', 'z'] | make-graph a --> b with_node_id=n"
+        " | graph-match (s)-[e*1..2147483648]->(d) project s.n, d.n"
+    )
+    found = error(run(service, query))
+    assert found.code == "UnsupportedConstruct" and "hop combinations" in found.message
+    small = query.replace("2147483648", "2") + " | order by s_n asc, d_n asc"
+    assert rows(run(service, small)) == [["x", "y"], ["x", "z"], ["y", "z"]]

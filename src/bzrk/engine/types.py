@@ -7,7 +7,8 @@ bool       Nullable(Bool)                    KQL bools can be null
 int        Nullable(Int32)
 long       Nullable(Int64)
 real       Nullable(Float64)
-decimal    Nullable(Decimal128(18))          .NET decimal has 28-29 digits; 18 after the point
+decimal    Nullable(Decimal(76, 28))         KQL's decimal is .NET's: 28 digits after the point,
+                                             29 before (values past ±DECIMAL_MAX are null)
 string     String                            KQL has no null string: null is ""
 datetime   Nullable(DateTime64(7, 'UTC'))    100 ns ticks, exactly KQL's precision
 timespan   Nullable(Int64)                   100 ns ticks
@@ -30,7 +31,7 @@ CLICKHOUSE_TYPES: dict[str, str] = {
     "int": "Nullable(Int32)",
     "long": "Nullable(Int64)",
     "real": "Nullable(Float64)",
-    "decimal": "Nullable(Decimal128(18))",
+    "decimal": "Nullable(Decimal(76, 28))",
     "string": "String",
     "datetime": "Nullable(DateTime64(7, 'UTC'))",
     "timespan": "Nullable(Int64)",
@@ -43,6 +44,11 @@ CLICKHOUSE_TYPES: dict[str, str] = {
 KQL_TYPE_ALIASES: dict[str, KqlTypeName] = TYPE_ALIASES  # type: ignore[assignment]
 
 NUMERIC_TYPES = frozenset({"int", "long", "real", "decimal"})
+
+# KQL's decimal is .NET's System.Decimal: 96 bits of digits scaled by 10^-0..10^-28, so at most
+# 28 digits after the point and a magnitude of at most kql.facts.DECIMAL_MAX. bzrk holds it in a
+# Decimal256 with scale 28 (76 digits, so sums and products are exact before the range check).
+DECIMAL_SCALE = 28
 
 
 def clickhouse_type(kql_type: str) -> str:

@@ -12,7 +12,7 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -48,12 +48,16 @@ def _to_real(v: Any) -> Any:
     return float(v)
 
 
+_WIDE = Context(prec=100)
+
+
 def _to_decimal(v: Any) -> Any:
     if v is None:
         return None
     if isinstance(v, Decimal):
-        # Strip the fixed scale ClickHouse gives (1.5000000000 → 1.5).
-        return Decimal(format(v.normalize(), "f"))
+        # Strip the fixed scale ClickHouse gives (1.5000000000 → 1.5), in a context wide
+        # enough for all of its digits (the default 28 rounds 29-digit decimals).
+        return Decimal(format(v.normalize(_WIDE), "f"))
     return Decimal(str(v))
 
 

@@ -5,7 +5,12 @@ Tables that must change together say so. The parser and binder read these; nothi
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 TICKS_PER_SECOND = 10_000_000
+
+# The largest magnitude of KQL's decimal, .NET's System.Decimal (2^96 - 1, scale 0).
+DECIMAL_MAX = Decimal("79228162514264337593543950335")
 
 # Timespan literal suffixes → ticks per unit. The tokenizer's number pattern is built from the keys.
 TIMESPAN_UNITS: dict[str, int] = {

@@ -28,6 +28,7 @@ from bzrk.kql.diagnostics import (
     unexpected,
 )
 from bzrk.kql.facts import (
+    DECIMAL_MAX,
     OPERATOR_PARAMS,
     STRING_OPERATORS,
     TIMESPAN_UNITS,
@@ -801,6 +802,8 @@ class Parser:
                 value = Decimal(t.text)
             except InvalidOperation:
                 raise bad_literal(t.text, "decimal").at(t.span) from None
+            if not value.copy_abs() <= DECIMAL_MAX:  # .NET's decimal range; Kusto refuses the rest
+                raise bad_literal(t.text, "decimal").at(t.span)
         elif ltype == "string" and t.kind == Kind.STRING:
             value = t.text
         elif ltype in ("datetime", "timespan", "guid") and t.kind == Kind.STRING:

@@ -7,7 +7,7 @@ from typing import Any
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.typed import T, Typed, from_ticks, lit, typed_null
-from bzrk.engine.types import clickhouse_type, normalize_kql_type
+from bzrk.engine.types import DECIMAL_SCALE, clickhouse_type, normalize_kql_type
 
 
 def literal(kql_type: str, value: Any) -> Typed:
@@ -24,7 +24,9 @@ def literal(kql_type: str, value: Any) -> Typed:
     if kql_type == "real":
         return Typed(T("toFloat64({0})", lit(float(value))), "real")
     if kql_type == "decimal":
-        return Typed(T("toDecimal128({0}, 18)", lit(str(value))), "decimal")
+        # The parser refuses a literal past .NET's range; digits past the 28th after the
+        # point are cut, as the type holds no more.
+        return Typed(T(f"toDecimal256({{0}}, {DECIMAL_SCALE})", lit(str(value))), "decimal")
     if kql_type == "bool":
         return Typed(lit(bool(value)), "bool")
     if kql_type == "string":

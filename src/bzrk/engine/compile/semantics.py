@@ -19,6 +19,7 @@ from bzrk.engine.compile.typed import (
     T,
     Typed,
     cast_to,
+    decimal_checked,
     from_dynamic,
     from_ticks,
     lit,
@@ -28,6 +29,7 @@ from bzrk.engine.compile.typed import (
     unwrap_text,
     widest,
 )
+from bzrk.engine.types import DECIMAL_SCALE
 from bzrk.kql import syntax as K
 
 
@@ -80,20 +82,69 @@ def arithmetic(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
         # Kusto promotes int arithmetic to long.
         return Typed(T("toInt64({0})", S.BinOp(op, a.sql, b.sql)), "long")
     if result == "decimal":
-        if op == "%":  # as for reals: a - b * floor(a / b) (sql.BinOp has no %)
-            return Typed(
-                T(
-                    "if({1} = 0, NULL, toDecimal128({0} - {1} * floor({0} / {1}), 18))",
-                    a.sql,
-                    b.sql,
-                ),
-                "decimal",
-            )
-        return Typed(T("toDecimal128({0}, 18)", S.BinOp(op, a.sql, b.sql)), "decimal")
+        return _decimal_arithmetic(op, cast_to(a, "decimal").sql, cast_to(b, "decimal").sql)
     fa, fb = cast_to(a, "real").sql, cast_to(b, "real").sql
     if op == "%":
         return Typed(T("({0} - {1} * floor({0} / {1}))", fa, fb), "real")
     return Typed(S.BinOp(op, fa, fb), "real")
+
+
+def _decimal_arithmetic(op: str, a: S.Expr, b: S.Expr) -> Typed:
+    """Decimal arithmetic as .NET's: exact, rounded to 28 digits after the point (half away
+    from zero), and null where the
+    result leaves the decimal range (Kusto's decimal overflow; where ADX documents nothing,
+    null, as division by zero and conversions that fail are null).
+
+    Operands are in range (|x| < 7.93e28), so a sum or a remainder is exact in Decimal256; a
+    product or quotient is exact with ``multiplyDecimal``/``divideDecimal``, which would throw
+    on a result past Decimal256: one that is far out of range already in real gets zero
+    operands (no exception on any row) and a null.
+    """
+    if op in ("+", "-"):
+        return decimal_checked(S.BinOp(op, a, b))
+    zero = T(f"toDecimal256(0, {DECIMAL_SCALE})")
+    one = T(f"toDecimal256(1, {DECIMAL_SCALE})")
+    if op == "%":
+        # Kusto's % as a - b * floor(a / b) (the sign of b), from ClickHouse's exact remainder
+        # (the sign of a, by a divisor that is never 0): never past |b|, so never out of range.
+        # (ClickHouse computes under a null too, so a null divisor is never 0 either.)
+        no_divisor = T("ifNull({0} = 0, true)", b)
+        rem = T("({0} % if({2}, {1}, {3}))", a, one, no_divisor, b)
+        return Typed(
+            T(
+                "if({2}, NULL, if({0} != 0 AND ({0} < 0) != ({1} < 0), {0} + {1}, {0}))",
+                rem,
+                b,
+                no_divisor,
+            ),
+            "decimal",
+        )
+    if op == "*":
+        far = T("(abs(toFloat64({0})) * abs(toFloat64({1})) > 1e30)", a, b)
+        exact = T(
+            f"round(multiplyDecimal(if({{2}}, {{3}}, {{0}}), {{1}}, {DECIMAL_SCALE + 1}), "
+            f"{DECIMAL_SCALE})",
+            a,
+            b,
+            far,
+            zero,
+        )
+        return decimal_checked(T("if({0}, NULL, {1})", far, exact))
+    if op == "/":
+        # Division by zero is null, as for the other numeric types; a null operand is taken
+        # for far too, so that no row divides by a null's 0.
+        far = T("ifNull({1} = 0 OR abs(toFloat64({0})) > abs(toFloat64({1})) * 1e30, true)", a, b)
+        exact = T(
+            f"round(divideDecimal(if({{2}}, {{3}}, {{0}}), if({{2}}, {{4}}, {{1}}), "
+            f"{DECIMAL_SCALE + 1}), {DECIMAL_SCALE})",
+            a,
+            b,
+            far,
+            zero,
+            one,
+        )
+        return decimal_checked(T("if({0}, NULL, {1})", far, exact))
+    raise ValueError(op)
 
 
 def compare(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.bag_paths import EMPTY_WHEN_NULL, PathText
-from bzrk.engine.types import clickhouse_type
+from bzrk.engine.types import DECIMAL_SCALE, clickhouse_type
+from bzrk.kql.facts import DECIMAL_MAX
 
 DT = "DateTime64(7, 'UTC')"
 NUMERIC_RANK = {"int": 1, "long": 2, "decimal": 3, "real": 4}
@@ -69,6 +70,19 @@ def from_ticks(t: S.Expr) -> S.Expr:
     return T("reinterpret(toInt64({0}), 'DateTime64(7, \\'UTC\\')')", t)
 
 
+def decimal_checked(x: S.Expr) -> Typed:
+    """A Decimal256 value as KQL's decimal: null past .NET's range (Kusto's decimal overflows
+    there; bzrk answers null, as its conversions do for what does not convert)."""
+    limit = T(f"toDecimal256({{0}}, {DECIMAL_SCALE})", lit(DECIMAL_MAX))
+    value = S.Cast(x, clickhouse_type("decimal"))
+    return Typed(T("if(abs({0}) <= {1}, {2}, NULL)", x, limit, value), "decimal")
+
+
+def decimal_from_text(text: S.Expr) -> Typed:
+    """Text (``1.5``, ``-2e3``) as a decimal; null when it is no number or out of range."""
+    return decimal_checked(T(f"toDecimal256OrNull({{0}}, {DECIMAL_SCALE})", text))
+
+
 def widest(*types: str) -> str:
     best = "int"
     for t in types:
@@ -98,11 +112,10 @@ def cast_to(value: Typed, kql_type: str) -> Typed:
     if kql_type == "decimal" and value.type == "real":
         # As .NET converts double to decimal: at most 15 significant digits, so 1.1 is 1.1
         # and not the binary 1.100000000000000088.
-        return Typed(
-            T("toDecimal128OrNull(printf('%.15g', toFloat64({0})), 18)", value.sql), "decimal"
-        )
-    if kql_type == "decimal":
-        return Typed(T("toDecimal128({0}, 18)", value.sql), "decimal")
+        # A real past the decimal range (1e40, inf) is null, as todecimal() gives.
+        return decimal_from_text(T("printf('%.15g', toFloat64({0}))", value.sql))
+    if kql_type == "decimal":  # int, long, bool: always in range
+        return Typed(T(f"toDecimal256({{0}}, {DECIMAL_SCALE})", value.sql), "decimal")
     return Typed(S.Cast(value.sql, clickhouse_type(kql_type)), kql_type)
 
 
@@ -266,7 +279,7 @@ def _from_text(text: S.Expr, kql_type: str) -> Typed:
     if kql_type == "real":
         return Typed(T("toFloat64OrNull({0})", text), "real")
     if kql_type == "decimal":
-        return Typed(T("toDecimal128OrNull({0}, 18)", text), "decimal")
+        return decimal_from_text(text)
     if kql_type == "bool":
         return Typed(
             T(

@@ -90,8 +90,9 @@ def _avg(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         )
     if x.type == "timespan":
         return Typed(T("toInt64(avg({0}))", x.sql), "timespan")
-    # The average of no values is 0/0.
-    return Typed(T("ifNull(avg({0}), nan)", cast_to(x, "real").sql), "real")
+    # The average of no values is 0/0; decimals are summed exactly, then divided in real.
+    value = x.sql if x.type == "decimal" else cast_to(x, "real").sql
+    return Typed(T("ifNull(avg({0}), nan)", value), "real")
 
 
 def _avgif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:

@@ -207,11 +207,13 @@ reg("range", _range_array)
 
 
 def _repeat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # At most 1,048,576 elements, as range(): repeat('a', 1000000000) took 4 GB per answer.
     item = json_or_null_literal(args[0])
     count = cast_to(args[1], "long").sql
     return Typed(
         T(
-            "concat('[', arrayStringConcat(arrayResize(emptyArrayString(), toUInt64(greatest({1}, 0)), {0}), ','), ']')",
+            "concat('[', arrayStringConcat(arrayResize(emptyArrayString(), "
+            "least(1048576, toUInt64(greatest({1}, 0))), {0}), ','), ']')",
             item,
             count,
         ),

@@ -17,6 +17,7 @@ from bzrk.engine.compile.typed import (
     T,
     Typed,
     cast_to,
+    decimal_from_text,
     from_dynamic,
     from_ticks,
     lit,
@@ -124,7 +125,7 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "real":
                 return Typed(T("toFloat64OrNull(trimBoth({0}))", text), "real")
             if kql_type == "decimal":
-                return Typed(T("toDecimal128OrNull(trimBoth({0}), 18)", text), "decimal")
+                return decimal_from_text(T("trimBoth({0})", text))
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":

@@ -5,6 +5,7 @@ path, glued with UNION ALL; functions over a variable-length edge are expanded p
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -176,8 +177,15 @@ def op_graph_match(ctx: CompileContext, op: K.GraphMatch, relation: Relation) ->
                         raise unsupported(el, "hop bounds must satisfy 1 <= min <= max")
                     variable_bounds[edge_index] = (lo, hi)
                 edge_index += 1
-    combos = list(itertools.product(*[range(lo, hi + 1) for lo, hi in variable_bounds.values()]))
-    if len(combos) > MAX_UNROLLED or any(sum(c) > 16 for c in combos):
+    # Counted before they are listed: `*1..2147483648` listed 2^31 tuples (23 GB, OOM-killed).
+    count = math.prod(hi - lo + 1 for lo, hi in variable_bounds.values())
+    too_many = count > MAX_UNROLLED or sum(hi for _, hi in variable_bounds.values()) > 16
+    combos = (
+        []
+        if too_many
+        else list(itertools.product(*[range(lo, hi + 1) for lo, hi in variable_bounds.values()]))
+    )
+    if too_many:
         raise unsupported(op, "graph pattern has too many hop combinations to unroll")
     if op.shortest and (len(op.patterns) != 1):
         raise unsupported(op, "graph-shortest-paths takes one pattern")
