@@ -217,5 +217,6 @@ def test_fuzzed_queries_get_no_500_and_no_engine_text(dev_server) -> None:  # ty
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 3,000 queries on four surfaces: ~4 min on a quiet machine
 def test_fuzzed_queries_get_no_500_and_no_engine_text_3000(dev_server) -> None:  # type: ignore[no-untyped-def]
     _fuzz(dev_server, FULL, seed=2019)
