@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,12 +127,20 @@ def _old_source(target: Path, commit: str = OLD_LAYOUT_COMMIT) -> Path:
     return target / "src"
 
 
-def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: Path) -> None:
-    old_src = _old_source(tmp_path / "old")
+def _written_by_then_read_by_today(
+    tmp_path: Path, commit: str = OLD_LAYOUT_COMMIT
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``tmp_path/data`` written by ``commit``'s code: what that code and today's read from it."""
+    old_src = _old_source(tmp_path / "old", commit)
     data = tmp_path / "data"
     _run(old_src, _WRITE, data)
     before = json.loads(_run(old_src, _READ, data))
     after = json.loads(_run(ROOT / "src", _READ, data))
+    return before, after
+
+
+def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: Path) -> None:
+    before, after = _written_by_then_read_by_today(tmp_path)
     assert after["answers"] == before["answers"]
     assert after["answers"]["errors"] == [["cart", 10], ["checkout", 10]]
     assert after["answers"]["raw"] == [["cart request 3 done"]]
@@ -146,11 +155,7 @@ def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: 
 def test_a_data_dir_of_the_zstd_layout_takes_todays_codecs_and_keeps_its_key(
     tmp_path: Path,
 ) -> None:
-    old_src = _old_source(tmp_path / "old", ZSTD_LAYOUT_COMMIT)
-    data = tmp_path / "data"
-    _run(old_src, _WRITE, data)
-    before = json.loads(_run(old_src, _READ, data))
-    after = json.loads(_run(ROOT / "src", _READ, data))
+    before, after = _written_by_then_read_by_today(tmp_path, ZSTD_LAYOUT_COMMIT)
     assert after["answers"] == before["answers"]
     assert after["answers"]["errors"] == [["cart", 10], ["checkout", 10]]
     assert "`timestamp` DateTime64(7, 'UTC') CODEC(Delta(8), ZSTD(1))" in before["create"]
@@ -159,6 +164,7 @@ def test_a_data_dir_of_the_zstd_layout_takes_todays_codecs_and_keeps_its_key(
     # The sorting key cannot change in place: the old table keeps it (and answers the same).
     assert "ORDER BY (resource.`service.name`, timestamp)" in after["create"]
     # Rows written after the change go into parts with the new codecs.
+    data = tmp_path / "data"
     _run(ROOT / "src", _WRITE, data)
     again = json.loads(_run(ROOT / "src", _READ, data))
     assert again["answers"]["errors"] == [["cart", 20], ["checkout", 20]]

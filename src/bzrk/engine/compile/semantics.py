@@ -121,30 +121,25 @@ def _decimal_arithmetic(op: str, a: S.Expr, b: S.Expr) -> Typed:
         )
     if op == "*":
         far = T("(abs(toFloat64({0})) * abs(toFloat64({1})) > 1e30)", a, b)
-        exact = T(
-            f"round(multiplyDecimal(if({{2}}, {{3}}, {{0}}), {{1}}, {DECIMAL_SCALE + 1}), "
-            f"{DECIMAL_SCALE})",
-            a,
-            b,
-            far,
-            zero,
-        )
-        return decimal_checked(T("if({0}, NULL, {1})", far, exact))
+        return _exact_or_null("multiplyDecimal", far, T("if({0}, {1}, {2})", far, zero, a), b)
     if op == "/":
         # Division by zero is null, as for the other numeric types; a null operand is taken
         # for far too, so that no row divides by a null's 0.
         far = T("ifNull({1} = 0 OR abs(toFloat64({0})) > abs(toFloat64({1})) * 1e30, true)", a, b)
-        exact = T(
-            f"round(divideDecimal(if({{2}}, {{3}}, {{0}}), if({{2}}, {{4}}, {{1}}), "
-            f"{DECIMAL_SCALE + 1}), {DECIMAL_SCALE})",
-            a,
-            b,
+        return _exact_or_null(
+            "divideDecimal",
             far,
-            zero,
-            one,
+            T("if({0}, {1}, {2})", far, zero, a),
+            T("if({0}, {1}, {2})", far, one, b),
         )
-        return decimal_checked(T("if({0}, NULL, {1})", far, exact))
     raise ValueError(op)
+
+
+def _exact_or_null(function: str, far: S.Expr, a: S.Expr, b: S.Expr) -> Typed:
+    """ClickHouse's exact ``function`` (multiplyDecimal, divideDecimal) of operands made safe
+    where ``far`` holds, rounded to Kusto's scale; null where ``far`` holds or past the range."""
+    exact = T(f"round({function}({{0}}, {{1}}, {DECIMAL_SCALE + 1}), {DECIMAL_SCALE})", a, b)
+    return decimal_checked(T("if({0}, NULL, {1})", far, exact))
 
 
 def compare(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
