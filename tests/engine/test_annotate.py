@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.errors import EngineError
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 from tests.engine.stored_logs import Logs, create_logs
 
 NS = 1_704_067_200_000_000_000  # 2024-01-01T00:00:00Z
@@ -95,13 +93,13 @@ def test_typed_columns_take_only_their_own_type(chdb_backend) -> None:  # type: 
     assert columns == [("s", "string"), ("n", "long")]
     assert rows == [["a", 1]]
     for kql in ("print s = 'a' | annotate s:int", "print s = 'a' | annotate s.x:long"):
-        with pytest.raises(EngineError) as raised:
+        with pytest.raises(QueryError) as raised:
             typed(chdb_backend, kql)
         assert raised.value.code == "TypeMismatch"
 
 
 def test_unknown_name_is_refused(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as raised:  # the binder already knows
+    with pytest.raises(QueryError) as raised:  # the binder already knows
         typed(chdb_backend, "print x = 1 | annotate y:long")
     assert raised.value.code == "UnknownName"
 

@@ -8,7 +8,8 @@ import pytest
 
 from bzrk.engine.backends.base import QuerySettings
 from bzrk.engine.compile.query import QueryCompiler
-from bzrk.engine.oneshot import SEMANTIC_SETTINGS, execute_text
+from bzrk.engine.oneshot import execute_text
+from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
 from bzrk.kql.parser import parse
 from bzrk.storage.writer import write_rows
 from tests.engine.stored_logs import Logs, create_logs

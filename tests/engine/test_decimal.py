@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 MAX = "79228162514264337593543950335"
 
@@ -91,10 +90,10 @@ def test_conversions_to_decimal_past_the_range_are_null(chdb_backend) -> None:  
 
 def test_a_decimal_literal_past_the_range_is_a_located_syntax_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     for literal in ("1e40", "79228162514264337593543950336"):
-        with pytest.raises(KqlError) as caught:
+        with pytest.raises(QueryError) as caught:
             execute_text(chdb_backend, f"print d = decimal({literal})")
         assert caught.value.code == "ParseError" and "decimal literal" in caught.value.message
-        assert caught.value.span is not None and caught.value.span.start == 18
+        assert caught.value.location is not None and caught.value.location.start_byte == 18
     _, row = one_row(chdb_backend, f"print decimal({MAX}), decimal(-{MAX})")
     assert row == [Decimal(MAX), -Decimal(MAX)]
 

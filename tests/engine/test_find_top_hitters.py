@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from bzrk.engine.compile.query import TableSource
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 from tests.engine.stored_logs import Logs, create_logs
 
 NS = 1_704_067_200_000_000_000  # 2024-01-01T00:00:00Z
@@ -68,7 +67,7 @@ def test_top_hitters_ties_order_by_value_and_downstream_sees_columns(chdb_backen
 
 
 def test_top_hitters_of_a_non_number_sum_is_a_type_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as raised:
+    with pytest.raises(QueryError) as raised:
         run(chdb_backend, DATA + "T | top-hitters 2 of a by a")
     assert raised.value.code == "TypeMismatch"
 
@@ -160,7 +159,7 @@ def test_find_in_a_wildcard_of_tables(chdb_backend) -> None:  # type: ignore[no-
 
 
 def test_find_unknown_column_is_a_located_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as raised:
+    with pytest.raises(QueryError) as raised:
         run(chdb_backend, EVENTS + "find in (EventsTable1, EventsTable2) where Nope == 1")
     assert raised.value.code == "UnknownName"
 

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 
 def rows(backend: Any, kql: str) -> list[list[Any]]:
@@ -285,14 +284,12 @@ def test_ipv4_range_to_cidr_list(chdb_backend) -> None:  # type: ignore[no-untyp
 
 
 def test_assert_passes_or_fails_the_query(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.engine.compile.errors import CompileError
-    from bzrk.engine.errors import EngineError
 
     ok = "let f = (n: long) { assert(n > 0, 'n must be positive') }; range x from 1 to 3 step 1"
     assert rows(chdb_backend, f"{ok} | where f(x) | count") == [[3]]
-    with pytest.raises(EngineError, match="n must be positive"):
+    with pytest.raises(QueryError, match="n must be positive"):
         rows(chdb_backend, f"{ok} | where f(x - 2)")
-    with pytest.raises(CompileError, match="never"):
+    with pytest.raises(QueryError, match="never"):
         rows(chdb_backend, "print 1 | where 1 == 0 | where assert(false, 'never')")
 
 
@@ -344,16 +341,15 @@ def test_row_window_session_starts(chdb_backend) -> None:  # type: ignore[no-unt
         "print t = datetime(2024-04-11 10:00:00.0000001) "
         "| extend s = row_window_session(t, 1h, 5m)",
     ) == [[t0, t0]]
-    with pytest.raises(KqlError):
+    with pytest.raises(QueryError):
         rows(chdb_backend, "print v = 1 | extend s = row_window_session(v, 10, 3)")
 
 
 def test_toscalar_rejects_row_values_but_takes_constants(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.engine.compile.errors import CompileError
 
     data = "let t = datatable(k: long, v: long)[1, 10, 2, 20];"
     per_row = f"{data} let f = (key: long) {{ toscalar(t | where k == key | project v) }};"
-    with pytest.raises(CompileError, match="row value 'key'"):
+    with pytest.raises(QueryError, match="row value 'key'"):
         rows(chdb_backend, f"{per_row} range i from 1 to 2 step 1 | extend f(i)")
     assert rows(chdb_backend, f"{per_row} print f(2)") == [[20]]
 
@@ -388,9 +384,8 @@ def test_percentiles_take_constant_expressions(chdb_backend) -> None:  # type: i
         chdb_backend,
         "range x from 1 to 10 step 1 | summarize percentile(x, 30), percentiles(x, 70, 100)",
     ) == [[3, 7, 10]]
-    from bzrk.engine.compile.errors import CompileError
 
-    with pytest.raises(CompileError, match="constant percentages"):
+    with pytest.raises(QueryError, match="constant percentages"):
         rows(chdb_backend, "range x from 1 to 3 step 1 | summarize percentiles(x, x)")
 
 

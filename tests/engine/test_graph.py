@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 EDGES = """
 let edges = datatable(src:string, dst:string, kind:string) [
@@ -83,7 +82,7 @@ def test_components_and_node_table(chdb_backend) -> None:  # type: ignore[no-unt
 
 
 def test_a_graph_is_not_a_result(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(QueryError):
         rows(chdb_backend, "edges | make-graph src --> dst")
 
 

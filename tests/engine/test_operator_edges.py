@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.errors import EngineError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 
 def rows(backend: Any, kql: str) -> list[list[Any]]:
@@ -90,7 +89,7 @@ def test_tail_is_the_newest_rows_newest_first(chdb_backend) -> None:  # type: ig
 
 
 def test_tail_without_a_datetime_column_is_a_located_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(EngineError) as raised:
+    with pytest.raises(QueryError) as raised:
         rows(chdb_backend, "range x from 1 to 5 step 1 | tail 2")
     assert raised.value.code == "InvalidArgument"
     assert "tail needs a datetime column" in str(raised.value)
@@ -131,6 +130,6 @@ def test_fieldstats_depth_counts_levels_below_the_column(chdb_backend) -> None: 
     assert {r[0]: r[3] for r in one}["props.http"] == 2 / 3
     flat = rows(chdb_backend, FIELDS + " | fieldstats attributes with depth=1")
     assert {r[0] for r in flat} >= {"attributes.http.method", "attributes.http.code"}
-    with pytest.raises(EngineError) as raised:
+    with pytest.raises(QueryError) as raised:
         rows(chdb_backend, FIELDS + " | fieldstats with limit=0")
     assert raised.value.code == "InvalidArgument"

@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.errors import EngineError
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 LOGS = """datatable(body:string, severity_text:string, severity_number:int, scope_name:string,
                      resource:dynamic, attributes:dynamic)[
@@ -70,6 +68,6 @@ def test_categories_without_columns_are_left_out(chdb_backend) -> None:  # type:
     ],
 )
 def test_bad_parameters_are_refused(chdb_backend, tail, code) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises((EngineError, KqlError)) as raised:
+    with pytest.raises(QueryError) as raised:
         tables(chdb_backend, "datatable(body:string)['a'] | " + tail)
     assert raised.value.code == code

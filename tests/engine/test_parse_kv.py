@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 
 def rows(backend: Any, kql: str) -> list[list[Any]]:
@@ -105,6 +104,6 @@ def test_parse_kv(chdb_backend: Any, kql: str, want: list[list[Any]]) -> None:
     ],
 )
 def test_parse_kv_rejects_bad_options(chdb_backend: Any, with_clause: str, message: str) -> None:
-    with pytest.raises(CompileError, match=message) as info:
+    with pytest.raises(QueryError, match=message) as info:
         execute_text(chdb_backend, f"print s='a=1' | parse-kv s as (a: long) with ({with_clause})")
-    assert info.value.span is not None
+    assert info.value.location is not None

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 PATTERN = """
 declare pattern country = (name:string)[state:string]
@@ -35,5 +34,5 @@ def test_pattern_without_path_and_in_union(chdb_backend) -> None:  # type: ignor
 
 
 def test_pattern_without_matching_case(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(QueryError):
         rows(chdb_backend, 'country("Canada").Alberta')

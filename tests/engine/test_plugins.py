@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 DAY = 864_000_000_000
 D1 = 14_832_288_000_000_000  # 2017-01-01 in ticks
@@ -154,9 +153,9 @@ def test_ipv6_lookup(chdb_backend) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_unknown_plugin_is_a_located_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as err:  # the binder's, as on every surface
+    with pytest.raises(QueryError) as err:  # the binder's, as on every surface
         table(chdb_backend, "print x = 1 | evaluate no_such_plugin()")
-    assert err.value.code == "UnknownFunction" and err.value.span is not None
+    assert err.value.code == "UnknownFunction" and err.value.location is not None
 
 
 def test_schema_merge(chdb_backend) -> None:  # type: ignore[no-untyped-def]

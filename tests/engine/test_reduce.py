@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 CITIES = (
     'datatable(city:string) ["San Jose", "San Diego", "San Francisco", "Paris", "Paris",'
@@ -43,5 +42,5 @@ def test_reduce_kind_source_appends_the_pattern(chdb_backend) -> None:  # type: 
 
 
 def test_reduce_rejects_a_bad_threshold(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(QueryError):
         rows(chdb_backend, CITIES + " | reduce by city with threshold=2")

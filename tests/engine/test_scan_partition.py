@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 MINUTE = 600_000_000
 
@@ -81,7 +80,7 @@ def test_partition_runs_scan_and_prev_per_key(chdb_backend) -> None:  # type: ig
 
 
 def test_scan_rejects_unknown_assignment(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(QueryError):
         rows(chdb_backend, "range x from 1 to 2 step 1 | scan with (step s: true => nope = 1;)")
 
 
@@ -102,9 +101,8 @@ def test_partition_with_a_query_per_key(chdb_backend) -> None:  # type: ignore[n
 
 def test_scan_refuses_huge_groups_quickly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     from bzrk.engine.compile.operators.scan import MAX_GROUP_ROWS
-    from bzrk.engine.errors import EngineError
 
-    with pytest.raises(EngineError, match="more than"):
+    with pytest.raises(QueryError, match="more than"):
         rows(
             chdb_backend,
             f"range x from 0 to {MAX_GROUP_ROWS} step 1"

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 VIEWS = """
 let Logs = view () { datatable(msg:string, code:long) ["disk error on sda", 500, "all good", 200, "Error: timeout", 504] };
@@ -45,6 +44,6 @@ def test_piped_search_and_case_sensitivity(chdb_backend) -> None:  # type: ignor
 
 
 def test_search_with_no_matching_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as err:
+    with pytest.raises(QueryError) as err:
         table(chdb_backend, "Logs | search nosuch == 1")
     assert err.value.code == "UnknownName"

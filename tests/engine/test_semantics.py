@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 DAY = 864_000_000_000
 T2024 = 17_040_672_000_000_000  # 2024-01-01T00:00:00Z in ticks
@@ -153,12 +152,12 @@ def test_render_gives_visualization_metadata(chdb_backend) -> None:  # type: ign
 
 def test_unsupported_construct_is_located(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     text = "print x = 1 | extend y = no_such_function(x)"
-    with pytest.raises(KqlError) as info:  # the binder's error, as on every surface
+    with pytest.raises(QueryError) as info:  # the binder's error, as on every surface
         execute_text(chdb_backend, text)
     assert info.value.code == "UnknownFunction"
-    span = info.value.span
-    assert span is not None
-    assert text[span.start : span.end].startswith("no_such_function")
+    where = info.value.location
+    assert where is not None
+    assert text[where.start_byte : where.end_byte].startswith("no_such_function")
 
 
 def test_template_lambdas_never_capture_user_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]

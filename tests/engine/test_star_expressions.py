@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
 from bzrk.engine.compile.query import TableResolver, TableSource
-from bzrk.engine.oneshot import execute_text
+from bzrk.engine.oneshot import QueryError, execute_text
 
 COLUMNS = [
     ("timestamp", "datetime"),
@@ -75,7 +74,7 @@ def test_star_contains_and_negated_operators(chdb_backend, ch_database) -> None:
 
 def test_star_refuses_a_comparison(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
     _load(chdb_backend, ch_database)
-    with pytest.raises(CompileError) as err:
+    with pytest.raises(QueryError) as err:
         _rows(chdb_backend, ch_database, 'spans | where * == "x"')
     assert err.value.code == "UnsupportedConstruct" and "string operator" in str(err.value)
 

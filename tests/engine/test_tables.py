@@ -65,13 +65,13 @@ def test_table_values_keep_100ns_precision_and_bag_types(chdb_backend, ch_databa
 
 
 def test_unknown_table_is_a_located_error(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.kql.diagnostics import KqlError
+    from bzrk.engine.oneshot import QueryError
 
     try:
         execute_text(chdb_backend, "nope | take 1", resolver=OneTable(ch_database))
-    except KqlError as exc:
+    except QueryError as exc:
         assert exc.code == "UnknownTable"
-        assert exc.span is not None and exc.span.start == 0
+        assert exc.location is not None and exc.location.start_byte == 0
     else:
         raise AssertionError("expected an UnknownTable error")
 

@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.oneshot import execute_text
-from bzrk.kql.diagnostics import KqlError
+from bzrk.engine.oneshot import QueryError, execute_text
 
 DATA = """
 let T = datatable(region:string, host:string, bytes:long) [
@@ -39,7 +37,7 @@ def test_top_nested_ascending(chdb_backend) -> None:  # type: ignore[no-untyped-
 
 
 def test_top_nested_others_is_rejected(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError):
+    with pytest.raises(QueryError):
         table(chdb_backend, DATA + "T | top-nested 1 of region with others = 'x' by count()")
 
 
@@ -53,7 +51,7 @@ def test_union_wildcard_and_fuzzy(chdb_backend) -> None:  # type: ignore[no-unty
 
 
 def test_union_unknown_table_without_fuzzy_is_an_error(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(KqlError) as err:
+    with pytest.raises(QueryError) as err:
         table(chdb_backend, "union (print x = 1), Missing")
     assert err.value.code in ("UnknownName", "UnknownTable")
 
@@ -66,5 +64,5 @@ def test_union_split_columns_yield_to_real_names(chdb_backend) -> None:  # type:
 
 
 def test_externaldata_is_refused_with_a_reason(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(CompileError, match="external storage"):
+    with pytest.raises(QueryError, match="external storage"):
         table(chdb_backend, 'externaldata (a:string) [h@"https://example.com/x.csv"]')

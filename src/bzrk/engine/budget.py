@@ -12,7 +12,7 @@ from bzrk.engine.compile.query import CompiledQuery
 from bzrk.engine.compile.summarize_budget import Reduction, SummarizeBudget
 from bzrk.engine.errors import BackendError, EngineError
 from bzrk.engine.events import Error, QueryWarning
-from bzrk.engine.oneshot import source_location
+from bzrk.engine.failures import source_location
 from bzrk.kql.diagnostics import Span
 
 TOO_MANY_ROWS = 158  # ClickHouse's code when max_rows_to_group_by is passed

@@ -50,6 +50,9 @@ def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]
 class CatalogResolver(TableResolver):
     """Maps KQL table names of one bzrk database to ClickHouse tables, remembering what it used.
 
+    ``tables``, when given, names the tables instead of the catalogue: a one-shot run
+    (``engine/oneshot.py``) over tables its caller made, through the same service path.
+
     ``sources`` is shared by the service's resolvers: it keeps the :class:`TableSource` built
     for each catalogue answer, so a cached plan's check (``PlanCache.get``) compares the same
     object instead of a freshly built one per query.
@@ -60,8 +63,10 @@ class CatalogResolver(TableResolver):
         catalog: TableCatalog | None,
         database: str,
         sources: dict[tuple[str, str], tuple[Any, TableSource]] | None = None,
+        tables: TableResolver | None = None,
     ) -> None:
         self.catalog = catalog
+        self.tables = tables
         self.database = database
         self.sources = sources if sources is not None else {}
         self.used: dict[str, TableSource] = {}
@@ -79,6 +84,9 @@ class CatalogResolver(TableResolver):
         return source
 
     def table_names(self) -> tuple[str, ...]:
+        if self.tables is not None:
+            self.listed = True
+            return self.tables.table_names()
         if self.catalog is None:
             return ()
         self.listed = True
@@ -89,6 +97,8 @@ class CatalogResolver(TableResolver):
         return tuple(sorted(table.name for table in listed))
 
     def _resolve(self, name: str) -> TableSource | None:
+        if self.tables is not None:
+            return self.tables.resolve(name)
         if self.catalog is None:
             return None
         try:

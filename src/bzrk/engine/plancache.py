@@ -28,7 +28,7 @@ DEFAULT_CAPACITY = 256
 
 @dataclass(frozen=True, slots=True)
 class CachedPlan:
-    query: Any  # the parsed, parameter-bound K.Query (recompiled under a summarize budget)
+    query: Any  # the bound query (kql BoundQuery), recompiled under a summarize budget
     compiled: CompiledQuery
     shape: QueryShape
     # KQL name -> what it resolved to when the plan was compiled (None: not a table).

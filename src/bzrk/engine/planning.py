@@ -32,11 +32,13 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bzrk.engine.compile import deadline as compile_deadline
+from bzrk.engine.compile.context import Probe
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver
 from bzrk.engine.compile.summarize_budget import BudgetPolicy
 from bzrk.engine.parameters import bind_parameters
 from bzrk.kql import GlobalState, bind
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.bound import BoundQuery
 from bzrk.kql.diagnostics import KqlError, too_deep
 from bzrk.kql.parser import parse
 from bzrk.kql.symbols import Column, TableSchema, TableSymbol
@@ -181,7 +183,7 @@ def compile_query(
     *,
     budget: BudgetPolicy | None = None,
     deadline: Deadline | None = None,
-    probe: Callable[[str], list[dict[str, Any]]] | None = None,
+    probe: Probe | None = None,
 ) -> tuple[K.Query, CompiledQuery]:
     """Parse, bind and compile ``text``; the parsed (parameter-bound) query and its plan.
 
@@ -192,8 +194,10 @@ def compile_query(
         CompileError: a construct without a translation (located).
         PlanningTimeout: the deadline passed while compiling.
     """
-    query = bound_query(text, parameters, globals, deadline=deadline)
-    return query, compile_bound(query, resolver, budget=budget, deadline=deadline, probe=probe)
+    bound = bound_query(text, parameters, globals, deadline=deadline)
+    return bound.query, compile_bound(
+        bound, resolver, budget=budget, deadline=deadline, probe=probe
+    )
 
 
 def bound_query(
@@ -202,14 +206,15 @@ def bound_query(
     globals: GlobalState,
     *,
     deadline: Deadline | None = None,
-) -> K.Query:
-    """Parse ``text``, bind its query parameters and check it with the binder (the first half
-    of :func:`compile_query`; the same errors but ``CompileError``)."""
+) -> BoundQuery:
+    """Parse ``text``, bind its query parameters and bind it (the first half of
+    :func:`compile_query`; the same errors but ``CompileError``): the bound tree the compiler
+    reads."""
     query = parse(text)
     if parameters or any(isinstance(st, K.DeclareParameters) for st in query.statements):
         query = bind_parameters(query, parameters)
     try:
-        bind(query, globals, text, deadline.at if deadline is not None else None)
+        return bind(query, globals, text, deadline.at if deadline is not None else None)
     except KqlError as exc:
         if (
             deadline is not None
@@ -218,22 +223,24 @@ def bound_query(
         ):
             raise PlanningTimeout(deadline.seconds, deadline.requested) from None
         raise
-    return query
 
 
 def compile_bound(
-    query: K.Query,
+    query: K.Query | BoundQuery,
     resolver: TableResolver,
     *,
     budget: BudgetPolicy | None = None,
     deadline: Deadline | None = None,
-    probe: Callable[[str], list[dict[str, Any]]] | None = None,
+    probe: Probe | None = None,
     window: tuple[int, int] | None = None,
 ) -> CompiledQuery:
-    """Compile a parsed and bound query under ``deadline`` (see :func:`compile_query`);
-    ``window`` is the request's time window in ns, which bin_auto and make-series without
-    from/to are sized from."""
+    """Compile a bound query under ``deadline`` (see :func:`compile_query`); ``window`` is
+    the request's time window in ns, which bin_auto and make-series without from/to are sized
+    from. The compiler reads the binder's findings (output names); a bare syntax tree compiles
+    without them."""
     compiler = QueryCompiler(resolver, probe)
+    if isinstance(query, BoundQuery):
+        compiler.binding, query = query, query.query
     compiler.budget_policy = budget
     compiler.request_window = window
     try:

@@ -42,8 +42,9 @@ from bzrk.engine.budget import (
     reduction_warning,
 )
 from bzrk.engine.catalog_resolver import CatalogResolver, TableCatalog
+from bzrk.engine.compile.context import Probe
 from bzrk.engine.compile.errors import CompileError
-from bzrk.engine.compile.query import CompiledQuery, TableSource
+from bzrk.engine.compile.query import CompiledQuery, TableResolver, TableSource
 from bzrk.engine.compile.relation import CompiledTable, RenderedQuery
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
@@ -58,7 +59,7 @@ from bzrk.engine.events import (
     RunStatus,
     TableSchema,
 )
-from bzrk.engine.oneshot import SEMANTIC_SETTINGS, error_event, source_location
+from bzrk.engine.failures import error_event, source_location
 from bzrk.engine.parameters import ParameterError
 from bzrk.engine.plancache import CachedPlan, PlanCache, plan_key
 from bzrk.engine.planning import (
@@ -74,6 +75,7 @@ from bzrk.engine.progress import RunProgress, ScanSample, ScanTicker, bin_progre
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.runlog import RunLog, RunObserver, RunRecorder, with_run_id
 from bzrk.engine.scanplan import GranuleCount, GranuleStats, explain_granules
+from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
 from bzrk.engine.shortcircuit import WholeAt, whole_at
 from bzrk.engine.snapshots import (
     ROWS_PER_BATCH,
@@ -118,6 +120,12 @@ class ServiceLimits:
     # Planning (parse, bind, compile) of one query ends within this many seconds, or sooner
     # at the request's timeout_ms (engine/planning.py).
     planning_max_seconds: float = 10.0
+    # Berserk's implicit cap of a result without take/limit/top/summarize (None: none, as a
+    # one-shot run has, engine/oneshot.py; such a result still stops at max_result_rows).
+    implicit_take: int | None = IMPLICIT_TAKE
+    # Whether a query over tables needs a time bound (MissingTimeFilter without one). Berserk
+    # requires one; a one-shot run over tables its caller made reads them whole.
+    time_filter_required: bool = True
 
 
 def _capped_outside(
@@ -178,6 +186,21 @@ class _Plan:
     whole_at: WholeAt | None = None
 
 
+@dataclass
+class Discovery:
+    """A request's discovery probe (``compile.context.Probe``): runs each query through
+    :meth:`QueryService.run_discovery` and remembers that one ran."""
+
+    service: QueryService
+    bounds: S.Expr | None
+    deadline: Deadline
+    ran: bool = False
+
+    def __call__(self, query: S.Query) -> list[dict[str, Any]]:
+        self.ran = True
+        return self.service.run_discovery(query, self.bounds, self.deadline)
+
+
 class QueryService(QueryExecutor):
     def __init__(
         self,
@@ -189,8 +212,11 @@ class QueryService(QueryExecutor):
         observer: RunObserver | None = None,
         limits: ServiceLimits | None = None,
         engine_settings: dict[str, str | int | float] | None = None,
+        tables: TableResolver | None = None,
     ) -> None:
+        """``tables`` names tables instead of ``catalog`` (a one-shot run's own tables)."""
         self.backend = backend
+        self.tables = tables
         # ClickHouse settings added to every query (benchmarks turn caches off this way).
         self.engine_settings = dict(engine_settings or {})
         self.catalog = catalog
@@ -289,7 +315,7 @@ class QueryService(QueryExecutor):
         begun = time.monotonic() - (time.monotonic_ns() - started) / 1e9
         limit = PlanningLimits(self.limits.planning_max_seconds)
         budget = Deadline.of(request.timeout_ms, limit, begun)
-        resolver = CatalogResolver(self.catalog, request.database, self._sources)
+        resolver = CatalogResolver(self.catalog, request.database, self._sources, self.tables)
         key = plan_key(request.database, request.query, request.parameters)
         cached = self.plans.get(key, resolver.resolve)
         compile_window = (
@@ -300,17 +326,26 @@ class QueryService(QueryExecutor):
         if cached is not None and cached.compiled.window_dependent:
             # bin_auto and make-series without from/to were sized for the plan's own window.
             cached = cached if cached.compiled.window == compile_window else None
+        # Discovery queries (bag_unpack's keys, partition's values) read the request's window.
+        discovery = Discovery(self, scan_filter(window, ingest), budget)
         if cached is not None:
-            query, compiled, shape = cached.query, cached.compiled, cached.shape
+            bound, compiled, shape = cached.query, cached.compiled, cached.shape
         else:
-            query, compiled = self._compile_request(
-                request, resolver, budget, run_id, compile_window
+            bound, compiled = self._compile_request(
+                request, resolver, budget, run_id, compile_window, discovery
             )
-            shape = analyze_shape(query, request.query)
-            if not resolver.listed:
-                self.plans.put(key, CachedPlan(query, compiled, shape, dict(resolver.lookups)))
+            shape = analyze_shape(bound.query, request.query)
+            # A plan shaped by the data a discovery query read is not reused for other data.
+            if not resolver.listed and not discovery.ran:
+                self.plans.put(key, CachedPlan(bound, compiled, shape, dict(resolver.lookups)))
         scans = bool(resolver.used)
-        if scans and window.start is None and ingest.start is None and not shape.has_time_bound:
+        if (
+            scans
+            and self.limits.time_filter_required
+            and window.start is None
+            and ingest.start is None
+            and not shape.has_time_bound
+        ):
             raise _fail(
                 "MissingTimeFilter",
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
@@ -321,7 +356,7 @@ class QueryService(QueryExecutor):
         )
 
         def reduce(reduction: Reduction) -> CompiledQuery:
-            again = self._compile(query, resolver, reduction, compile_window)
+            again = self._compile(bound, resolver, reduction, compile_window, probe=discovery)
             return self._limit(again, shape, stop, request.limits.max_rows, request.query)[0]
 
         deadline = begun + request.timeout_ms / 1000 if request.timeout_ms is not None else None
@@ -351,17 +386,18 @@ class QueryService(QueryExecutor):
         budget: Deadline,
         run_id: str,
         window: tuple[int, int] | None,
+        probe: Probe | None = None,
     ) -> tuple[Any, CompiledQuery]:
         """Parse, bind and compile the request's query; failures become located errors."""
         text = request.query
         try:
-            query = bound_query(
+            bound = bound_query(
                 text,
                 request.parameters,
                 globals_for(resolver, self._listed_tables(request.database), request.database),
                 deadline=budget,
             )
-            return query, self._compile(query, resolver, None, window, budget)
+            return bound, self._compile(bound, resolver, None, window, budget, probe)
         except ParameterError as exc:
             raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except PlanningTimeout as exc:
@@ -381,6 +417,9 @@ class QueryService(QueryExecutor):
             ) from exc
         except (KqlError, CompileError) as exc:
             raise QueryFailed(error_event(text, exc)) from exc
+        except EngineError as exc:  # a discovery query failed: the log gets ClickHouse's text
+            log.warning("run %s: a discovery query failed: %s", run_id, exc)
+            raise QueryFailed(error_event(text, exc, run_id)) from exc
         except Exception as exc:  # a bug: logged with the run id, told without internals
             log.exception("planning failed (run %s)", run_id)
             raise _fail(
@@ -396,11 +435,32 @@ class QueryService(QueryExecutor):
         reduction: Reduction | None,
         window: tuple[int, int] | None = None,
         deadline: Deadline | None = None,
+        probe: Probe | None = None,
     ) -> CompiledQuery:
         """The plan of a parsed and bound query (at ``reduction`` after a budget overflow), sized
-        for the request ``window`` where the query asks for it (bin_auto, make-series)."""
+        for the request ``window`` where the query asks for it (bin_auto, make-series), with
+        ``probe`` running its discovery queries."""
         policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
-        return compile_bound(query, resolver, budget=policy, deadline=deadline, window=window)
+        return compile_bound(
+            query, resolver, budget=policy, deadline=deadline, window=window, probe=probe
+        )
+
+    def run_discovery(
+        self, query: S.Query, bounds: S.Expr | None, deadline: Deadline
+    ) -> list[dict[str, Any]]:
+        """Run a planning-time discovery query over ``bounds`` (the request's window), within
+        what is left of the planning ``deadline``; blocking (a planning thread calls it)."""
+        remaining = min(deadline.at - time.monotonic(), self.limits.max_timeout_ms / 1000)
+        if remaining <= 0:
+            raise PlanningTimeout(deadline.seconds, deadline.requested)
+        settings = QuerySettings(
+            max_execution_time_s=max(remaining, 0.05),
+            max_memory_usage=self.limits.max_memory_bytes,
+            extra={**SEMANTIC_SETTINGS, **self.engine_settings},
+        )
+        arrow = self.backend.query_arrow(S.render(query, S.Bindings(bounds)), settings=settings)
+        rows: list[dict[str, Any]] = arrow.to_pylist()
+        return rows
 
     def _listed_tables(self, database: str) -> dict[str, list[tuple[str, str]]]:
         """The database's tables and columns, as the binder sees them (none without a catalogue)."""
@@ -432,8 +492,9 @@ class QueryService(QueryExecutor):
             cap = max(1, min(self.limits.max_result_rows, requested_max))
             newest_first = False
             kind = "cap"
-            if statement is not None and not statement.limited:
-                cap, kind = IMPLICIT_TAKE, "take"
+            implicit = self.limits.implicit_take
+            if statement is not None and not statement.limited and implicit is not None:
+                cap, kind = implicit, "take"
                 if statement.bare_table and any(c.name == "timestamp" for c in table.columns):
                     newest_first, kind = True, "tail"
             if (

@@ -41,10 +41,11 @@ from bzrk.engine.compile.typed import T, Typed, cast_to
 from bzrk.engine.events import Visualization
 from bzrk.engine.types import normalize_kql_type
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.bound import BoundQuery
 
 Operator = Callable[["CompileContext", Any, Relation], Relation]
 Source = Callable[["CompileContext", Any], Relation]
-Probe = Callable[[str], list[dict[str, Any]]]
+Probe = Callable[[S.Query], list[dict[str, Any]]]
 
 
 class CompileContext:
@@ -92,6 +93,16 @@ class CompileContext:
         self.stored_columns: dict[tuple[str, str], frozenset[str]] = {}
         # Scalar user-function calls compiled so far (see inline_function).
         self._inlined: dict[tuple[Any, ...], tuple[Typed, Any]] = {}
+        # What the binder found (kql.bind: names, types, schemas); None when compiling a tree
+        # nobody bound (a compiler unit test).
+        self.binding: BoundQuery | None = None
+
+    # --- what the binder found -------------------------------------------------------------
+
+    def bound_names(self, item: K.Node) -> tuple[str, ...] | None:
+        """The output column names the binder gave ``item`` (a projection, aggregate or by
+        item), after KQL's naming rules; None where the binder did not bind it."""
+        return None if self.binding is None else self.binding.names.get(item)
 
     # --- names and CTEs --------------------------------------------------------------------
 
@@ -129,9 +140,10 @@ class CompileContext:
         return result
 
     def discover(self, query: S.Select) -> list[dict[str, Any]]:
-        """Run a discovery query over the CTEs so far (see :attr:`probe`)."""
+        """Run a discovery query over the CTEs so far (see :attr:`probe`); the probe renders it
+        (with the run's time window at each stored-table read) and runs it."""
         assert self.probe is not None
-        return self.probe(S.render(dataclasses.replace(query, ctes=list(self.ctes))))
+        return self.probe(dataclasses.replace(query, ctes=list(self.ctes)))
 
     # --- expressions -----------------------------------------------------------------------
 

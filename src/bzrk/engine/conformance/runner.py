@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,9 +154,7 @@ def run_case(backend: Backend, case: dict[str, Any], truth: str = "best") -> Out
         return Outcome(case["id"], "skipped", excluded, tags)
     started = time.perf_counter()
     try:
-        result = execute_text(
-            backend, case["kql"], settings=CASE_SETTINGS, query_id=f"conf{uuid.uuid4().hex[:16]}"
-        )
+        result = execute_text(backend, case["kql"], settings=CASE_SETTINGS)
     except Exception as exc:
         elapsed = time.perf_counter() - started
         if case.get("expect_error"):

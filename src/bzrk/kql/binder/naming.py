@@ -84,6 +84,58 @@ def call_name(fn: FunctionSymbol, args: tuple[s.Expr, ...]) -> str | None:
     return None
 
 
+# Aggregates the catalogue leaves unnamed, or names otherwise than the real engine does: the
+# prefix of their column name (``make_list(x)`` → ``list_x``; ``take_any(x)`` keeps ``x``).
+_AGGREGATE_PREFIX = {
+    "make_list": "list",
+    "make_list_if": "list",
+    "make_list_with_nulls": "list",
+    "make_set": "set",
+    "make_set_if": "set",
+    "make_bag": "bag",
+    "make_bag_if": "bag",
+    "take_any": "",
+    "take_anyif": "anyif",
+    "dcount_hll": "dcount_hll",
+    "buildschema": "schema",
+}
+# Named by their prefix alone (Berserk's OTel metric aggregates: ``otel_rate``).
+_PREFIX_ONLY = frozenset({"otel_rate", "otel_increase", "otel_delta"})
+# Named after both their arguments (``covariance(x, y)`` → ``covariance_x_y``, as ADX answers;
+# the catalogue says the first argument only).
+_BOTH_ARGUMENTS = frozenset({"covariance", "covarianceif", "covariancep", "covariancepif"})
+
+
+def aggregate_name(call: s.Call) -> str:
+    """The column name of an unnamed aggregate call: the catalogue's rule where it has one and
+    agrees with the real engine, else ``<prefix>_<first column>`` (``count_``, ``sum_x``,
+    ``list_x``, ``percentile_x_50``)."""
+    if call.name in _BOTH_ARGUMENTS and len(call.args) >= 2:
+        return f"{call.name}_{_arg_name(call.args[0]) or ''}_{_arg_name(call.args[1]) or ''}"
+    named = expression_name(call, aggregate=True)
+    if named is not None:
+        return named
+    prefix = _AGGREGATE_PREFIX.get(call.name, call.name)
+    if call.name in _PREFIX_ONLY:
+        return prefix
+    first = call.args[0] if call.args else None
+    column = first.name if isinstance(first, s.NameRef) else ""
+    if not prefix:  # take_any(x) keeps the column's own name
+        return column or "any_"
+    if call.name == "percentile" and len(call.args) >= 2:
+        return f"{prefix}_{column}_{percent_label(call.args[1])}"
+    return f"{prefix}_{column}"
+
+
+def percent_label(expr: s.Expr) -> str:
+    """A percentage's part of a column name: ``50`` → ``50``, ``99.9`` → ``99_9`` (``""`` when
+    it is not a literal)."""
+    if isinstance(expr, s.Literal):
+        text = expr.text.lstrip("+")
+        return text.replace(".", "_").replace("-", "_")
+    return ""
+
+
 def unique_name(name: str, taken: set[str]) -> str:
     """`name`, or `name1`, `name2`... the first not in `taken`."""
     if name not in taken:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.kql import syntax as s
-from bzrk.kql.binder.naming import expression_name, unique_name
+from bzrk.kql.binder.naming import aggregate_name, expression_name, percent_label, unique_name
 from bzrk.kql.binder.typing_rules import promoted
 from bzrk.kql.catalog import TUPLE_RESULTS
 from bzrk.kql.diagnostics import duplicate_column
@@ -145,13 +145,6 @@ _MULTI = frozenset(
 )
 
 
-def _percent_suffix(expr: s.Expr) -> str:
-    if isinstance(expr, s.Literal):
-        text = expr.text.lstrip("+")
-        return text.replace(".", "_").replace("-", "_")
-    return ""
-
-
 def bind_aggregates(
     b: Binder, items: tuple[s.NamedExpr, ...], input: TableSchema, taken: set[str]
 ) -> list[Column]:
@@ -175,7 +168,14 @@ def bind_aggregates(
         ):
             generated = _multi_columns(b, expr, input, produced)
         else:
-            name = expression_name(expr, aggregate=True) or _next_column(produced, counter)
+            name = (
+                aggregate_name(expr)
+                if isinstance(expr, s.Call)
+                and expr.target is None
+                and b.bound.calls.get(expr) is not None
+                and b.bound.calls[expr].kind == "aggregate"
+                else expression_name(expr, aggregate=True) or _next_column(produced, counter)
+            )
             generated = [Column(name, t)]
         if item.names:
             renamed = [
@@ -208,7 +208,7 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
         base = expression_name(args[0]) or ""
         first = 2 if name in ("percentilesw", "percentilew") else 1
         t = promoted(arg_type(args[0]))
-        return [Column(f"percentile_{base}_{_percent_suffix(a)}", t) for a in args[first:]]
+        return [Column(f"percentile_{base}_{percent_label(a)}", t) for a in args[first:]]
     if name in ("arg_max", "arg_min"):
         first_name = expression_name(args[0]) or ("max_" if name == "arg_max" else "min_")
         cols = [Column(first_name, arg_type(args[0]))]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.functions.histograms import HISTOGRAM_AGGREGATES
-from bzrk.engine.compile.functions.metrics import METRIC_AGGREGATES, PREFIX_ONLY
+from bzrk.engine.compile.functions.metrics import METRIC_AGGREGATES
 from bzrk.engine.compile.functions.schema_agg import buildschema
 from bzrk.engine.compile.functions.sketches import SKETCH_AGGREGATES
 from bzrk.engine.compile.typed import T, Typed, cast_to, lit, to_json, to_string
@@ -24,20 +24,6 @@ if TYPE_CHECKING:
 
 AggBuilder = Callable[["ExprCompiler", list[Typed], K.Call], Typed]
 AGGREGATES: dict[str, AggBuilder] = {}
-
-NAME_PREFIX = {
-    "make_list": "list",
-    "make_list_if": "list",
-    "make_list_with_nulls": "list",
-    "make_set": "set",
-    "make_set_if": "set",
-    "make_bag": "bag",
-    "make_bag_if": "bag",
-    "take_any": "",
-    "take_anyif": "anyif",
-    "dcount_hll": "dcount_hll",
-    "buildschema": "schema",
-}
 
 
 def agg(names: str, builder: AggBuilder) -> None:
@@ -398,18 +384,6 @@ MULTI_COLUMN = frozenset(
 )
 
 
-def default_name(call: K.Call) -> str:
-    """KQL's name for an unnamed aggregate: ``count_``, ``sum_x``, ``list_x``, ``percentile_x_50``."""
-    prefix = NAME_PREFIX.get(call.name, call.name)
-    if call.name in PREFIX_ONLY:
-        return prefix
-    first = call.args[0] if call.args else None
-    column = first.name if isinstance(first, K.NameRef) else ""
-    if not prefix:  # take_any(x) keeps the column's own name
-        return column or "any_"
-    return f"{prefix}_{column}"
-
-
 class AggregateContext:
     """Lets the expression compiler turn aggregate calls into aggregate SQL inside summarize."""
 
@@ -434,7 +408,7 @@ def is_aggregate(name: str) -> bool:
     return name in AGGREGATES or name in MULTI_COLUMN
 
 
-__all__ = ["AGGREGATES", "AggregateContext", "default_name", "is_aggregate", "lit", "to_string"]
+__all__ = ["AGGREGATES", "AggregateContext", "is_aggregate", "lit", "to_string"]
 
 
 def _covariance(fname: str, conditional: bool) -> AggBuilder:

@@ -176,6 +176,3 @@ METRIC_AGGREGATES = {
     "rate": _rate,
     "deriv": _deriv,
 }
-
-# Aggregates named by their prefix alone when unnamed (the catalogue's "PrefixOnly").
-PREFIX_ONLY = frozenset({"otel_rate", "otel_increase", "otel_delta"})

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
-from bzrk.engine.compile.functions.aggregates import AggregateContext, default_name
+from bzrk.engine.compile.functions.aggregates import AggregateContext
 from bzrk.engine.compile.naming import expr_name, unique_name
 from bzrk.engine.compile.operators.summarize import by_name
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.row_order import strip_rn
 from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import aggregate_name
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
@@ -76,10 +77,13 @@ def op_make_series(ctx: CompileContext, op: K.MakeSeries, relation: Relation) ->
     agg_names: list[tuple[str, str]] = []
     for item in op.aggregates:
         value = ExprCompiler(scope, aggregates=agg_ctx).compile(item.expr)
+        named = ctx.bound_names(item)
         if item.names:
             name = item.names[0]
+        elif named is not None and len(named) == 1:
+            name = named[0]  # the binder's name: one naming rule for schema and plan
         elif isinstance(item.expr, K.Call):
-            name = default_name(item.expr)
+            name = aggregate_name(item.expr)
         else:
             name = "Column1"
         name = unique_name(name, used)

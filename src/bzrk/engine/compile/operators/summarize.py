@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,6 @@ from bzrk.engine.compile.expressions.special import reads_columns
 from bzrk.engine.compile.functions.aggregates import (
     AggregateContext,
     checked_percent,
-    default_name,
     is_aggregate,
     nearest_rank_level,
 )
@@ -25,6 +23,7 @@ from bzrk.engine.compile.scope import Scope
 from bzrk.engine.compile.summarize_budget import series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import aggregate_name
 from bzrk.kql.binder.naming import expression_name as kql_expression_name
 
 if TYPE_CHECKING:
@@ -48,8 +47,11 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
         out.append((part, "long"))
     for item in op.by:
         value = ExprCompiler(row_scope).compile(item.expr)
+        named = ctx.bound_names(item)
         if item.names:
             name = item.names[0]
+        elif named is not None and len(named) == 1:
+            name = named[0]  # the binder's name: one naming rule for schema and plan
         else:
             name = (
                 kql_expression_name(item.expr)
@@ -80,19 +82,13 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
                 code="TypeMismatch",
             )
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
+        named = ctx.bound_names(item)
         if item.names:
             name = item.names[0]
+        elif named is not None and len(named) == 1:
+            name = named[0]  # the binder's name: one naming rule for schema and plan
         elif isinstance(expr, K.Call) and is_aggregate(expr.name):
-            name = kql_expression_name(expr, aggregate=True) or default_name(expr)
-            if expr.name == "percentile" and len(expr.args) >= 2:
-                # percentile(x, 55) is named like percentiles(x, 55): percentile_x_55.
-                with contextlib.suppress(CompileError):
-                    name = f"{name}_{_percent_label(_const(expr.args[1]))}"
-            if expr.name.startswith("covariance") and len(expr.args) >= 2:
-                # covariance(x, y) is named after both columns.
-                name = (
-                    f"{expr.name}_{expr_name(expr.args[0]) or ''}_{expr_name(expr.args[1]) or ''}"
-                )
+            name = aggregate_name(expr)  # a tree the binder did not see (rewritten)
         else:
             name = f"Column{next(column_counter)}"
         name = unique_name(name, used)
