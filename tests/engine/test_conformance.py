@@ -28,9 +28,10 @@ def test_conformance_floor(chdb_backend, shared_dir: Path, corpus: str) -> None:
     outcomes = run_corpus(chdb_backend, load_cases(path))
     passed = sum(o.status == "pass" for o in outcomes)
     assert passed >= FLOORS[corpus], f"{corpus}: {passed} pass, floor {FLOORS[corpus]}"
-    # Nothing may be left running after the run.
+    # Nothing may be left running after the run (the cases run through the query service,
+    # whose queries carry their run's id).
     leftover = chdb_backend.query_arrow(
-        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:conf%'"
+        "SELECT count() AS n FROM system.processes WHERE query LIKE '%bzrk_qid:%'"
         " AND query NOT LIKE '%system.processes%'"
     )
     assert leftover.column("n").to_pylist() == [0]

@@ -719,8 +719,9 @@ def _custom_return(name: str, args: list[str], kind: str) -> str | None:
 
 # Scalar functions the real engine answers in another type than Kusto.Language declares (the
 # docs-emulator corpus: A/getyear-function-00, A/hour-of-day-function-00,
-# A/monthofyear-function-00, A/datetime-part-function-00, A/ceiling-function-00); getmonth and
-# week_of_year/weekofyear are declared int beside them and answered as long.
+# A/monthofyear-function-00, A/datetime-part-function-00, A/ceiling-function-00,
+# A/jaccard-index-function-00); getmonth and week_of_year/weekofyear are declared int beside
+# them and answered as long.
 REAL_ENGINE_RESULTS: dict[str, str] = {
     **dict.fromkeys(
         (
@@ -736,6 +737,7 @@ REAL_ENGINE_RESULTS: dict[str, str] = {
         "long",
     ),
     "ceiling": "real",
+    "jaccard_index": "real",
 }
 
 

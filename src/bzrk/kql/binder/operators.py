@@ -257,19 +257,19 @@ def _union_schemas(schemas: list[TableSchema], kind: str) -> list[Column]:
                 types[c.name] = []
             if c.type not in types[c.name]:
                 types[c.name].append(c.type)
-    cols: list[Column] = []
+    # A name whose type differs between inputs becomes one column per type (x_long, x_int);
+    # a name that is a real column of one type wins over such a split name, which moves on
+    # (x_long1), as the real engine answers (A/union-operator-06).
+    reserved = {name for name, ts in types.items() if len(ts) == 1}
+    taken: set[str] = set()
+    unique: list[Column] = []
     for name in order:
         ts = types[name]
-        if len(ts) == 1:
-            cols.append(Column(name, ts[0]))
-        else:
-            cols.extend(Column(f"{name}_{t}", t) for t in ts)
-    taken: set[str] = set()
-    unique = []
-    for c in cols:
-        n = unique_name(c.name, taken)
-        taken.add(n)
-        unique.append(Column(n, c.type))
+        for t in ts:
+            split = len(ts) > 1
+            n = unique_name(f"{name}_{t}", taken | reserved) if split else unique_name(name, taken)
+            taken.add(n)
+            unique.append(Column(n, t))
     return unique
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.bound import CallInfo
 from bzrk.kql.catalog import FunctionSymbol
-from bzrk.kql.symbols import DATETIME, INT, LONG, REAL, STRING, Column, TableSchema
+from bzrk.kql.symbols import DATETIME, LONG, REAL, STRING, Column, TableSchema
 
 if TYPE_CHECKING:
     from bzrk.kql.binder.core import Binder
@@ -72,6 +72,14 @@ def _dims(input: TableSchema, args: tuple[s.Expr, ...]) -> list[Column]:
 def _lookup_table(b: Binder, args: tuple[s.Expr, ...], input: TableSchema) -> TableSchema:
     right = b.bound.schemas.get(args[0]) if args else None
     cols = list(input.columns) + (list(right.columns) if right is not None else [])
+    return TableSchema(tuple(_dedupe(cols)), False, right is None)
+
+
+def _lookup_table_first(b: Binder, args: tuple[s.Expr, ...], input: TableSchema) -> TableSchema:
+    """``ipv6_lookup``: the real engine gives the lookup table's columns first, then the
+    input's (docs-emulator A/ipv6-lookup-plugin-00; ``ipv4_lookup`` keeps the input first)."""
+    right = b.bound.schemas.get(args[0]) if args else None
+    cols = (list(right.columns) if right is not None else []) + list(input.columns)
     return TableSchema(tuple(_dedupe(cols)), False, right is None)
 
 
@@ -203,13 +211,14 @@ _RULES: dict[str, Callable[[Binder, tuple[s.Expr, ...], TableSchema], TableSchem
     "geo_line_lookup": _lookup_table,
     "geo_polygon_lookup": _lookup_table,
     "ipv4_lookup": _lookup_table,
-    "ipv6_lookup": _lookup_table,
+    "ipv6_lookup": _lookup_table_first,
     "python": _typeof_schema,
     "r": _typeof_schema,
     "infer_storage_schema": _fixed(("CslSchema", STRING)),
     "narrow": _fixed(("Row", LONG), ("Column", STRING), ("Value", STRING)),
+    # ColumnOrdinal is long as the real engine answers it (A/schema-merge-plugin-00).
     "schema_merge": _fixed(
-        ("ColumnName", STRING), ("ColumnOrdinal", INT), ("DataType", STRING), ("ColumnType", STRING)
+        ("ColumnName", STRING), ("ColumnOrdinal", LONG), ("DataType", STRING), ("ColumnType", STRING)
     ),
 }
 

@@ -154,6 +154,7 @@ FUNCTIONS, AGGREGATES, PLUGINS = _load_all()
 TUPLE_RESULTS: dict[str, tuple[tuple[str, str], ...]] = {
     name: tuple((suffix, t) for suffix, t in cols)
     for name, cols in json.loads(_DATA.with_name("tuples.json").read_text(encoding="utf-8")).items()
+    if name not in ("series_decompose_forecast",)  # one series (A/series-decompose-forecast-*)
 }
 
 
