@@ -50,9 +50,15 @@ class CraftedCompiler(QueryService):
     sql = ""
 
     def _compile(
-        self, query: Any, resolver: Any, reduction: Any, window: Any = None, deadline: Any = None
+        self,
+        query: Any,
+        resolver: Any,
+        reduction: Any,
+        window: Any = None,
+        deadline: Any = None,
+        probe: Any = None,
     ) -> Any:
-        compiled = super()._compile(query, resolver, reduction, window, deadline)
+        compiled = super()._compile(query, resolver, reduction, window, deadline, probe)
         if not self.sql:
             return compiled
         tables = [
