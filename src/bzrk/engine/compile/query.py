@@ -70,6 +70,7 @@ class QueryCompiler(CompileContext):
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
         result.budgets = list(self.budgets)
+        result.facts = bag_paths.plan_facts([t.plan for t in result.tables], self.registry_readers)
         if self.window_read:
             result.window_dependent = True
             result.window = self.request_window
