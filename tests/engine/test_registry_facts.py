@@ -159,7 +159,7 @@ async def test_numbers_only_path_converts_without_text(service) -> None:  # type
     )
     assert rows == [[8.5, 2]]
     (sql,) = _queries(recording)
-    assert "accurateCastOrNull(`attributes`.`dur`, 'Float64')" in sql
+    assert "CAST(`attributes`.`dur` AS Nullable(Float64))" in sql
     assert "toFloat64OrNull" not in sql
 
 
@@ -194,6 +194,8 @@ def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_a
             {"attributes": {"k": "a", "n": 1.5, "o": "x"}},
             {"attributes": {"k": 3, "n": 2, "o": {"p": 1}}},
             {"attributes": {}},
+            # Past 2**53: the nearest double, as the JSON text form reads it.
+            {"attributes": {"n": 9007199254740993}},
         ],
     )
     text = (
@@ -215,4 +217,5 @@ def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_a
         ("a", 1.5, "x", ""),
         ("3", 2.0, '{"p":1}', ""),
         ("", None, "", ""),
+        ("", 9007199254740992.0, "", ""),
     ]
