@@ -110,7 +110,7 @@ class CompiledTable:
         """This table rendered for one run over ``bounds`` (with the run's registry facts)."""
         bindings = S.Bindings(bounds, self.row_cap, facts)
         return RenderedTable(
-            self.name, S.render(self.plan, bindings), self.columns, self.plan, bindings
+            self.name, self.render(bounds, facts), self.columns, self.plan, bindings
         )
 
 
