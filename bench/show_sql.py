@@ -89,7 +89,7 @@ def main() -> None:
     data, backend, meta, catalog = ds.build(args.rows, args.data)
     recording = RecordingBackend(backend)
     # The catalogue's store too: a run reads the path registry's facts through it (one small
-    # query per run, compile/bag_paths.RegistryFacts), which is part of the KQL's cost.
+    # query per run, compile/registry_facts.RegistryFacts), which is part of the KQL's cost.
     catalog.backend = recording  # type: ignore[assignment]
     service = QueryService(recording, catalog=catalog, engine_settings=NO_CACHE)  # type: ignore[arg-type]
     table = catalog.qualified_name("default", "default")

@@ -20,6 +20,12 @@ on a carried path compiles to a :class:`PathText` node: its SQL is the value's J
 (exactly the text form's answer, so every consumer keeps working), and the conversions that
 matter — ``tostring``, comparisons with strings, ``toint``/``todouble`` (through
 :func:`bzrk.engine.compile.typed.dynamic_string`) — read the native value instead of text.
+
+The table's path registry (``storage/json_paths.py``) says which paths lie under a path and
+which types a path has held. Those facts are ``sql.Fact`` nodes and the forms they choose
+between (``CAST(v AS String)`` or the general form) ``sql.Given`` nodes: every run reads the
+facts of its plan once (:class:`RegistryFacts`) and renders only the chosen form; a run that
+cannot read them asks inside its SQL. A compiled (cached) plan never holds the facts.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.registry_facts import NUMBER_TYPES, has_children, holds_other
 from bzrk.kql import syntax as K
 
 # A query naming more distinct paths than this on one bag reads the rest from JSON text.
@@ -54,7 +61,7 @@ class PathColumns:
     typed: str | None = None  # ClickHouse type of a declared typed path
     # The registry's facts about the path (None without a registry): a stored path lies under
     # it (the sub-object is read only then); it has held a type other than a string / other
-    # than a number (see registry_fact). Each is read per run or asked inside the SQL.
+    # than a number (has_children, holds_other). Each is read per run or asked in the SQL.
     children: S.Fact | None = None
     not_strings: S.Fact | None = None
     not_numbers: S.Fact | None = None
@@ -317,131 +324,6 @@ PERMISSIVE = "$raw?"
 
 def _subcolumn(column: str, path: Path, *, sub: bool = False) -> S.Expr:
     return S.SubColumn(column, tuple(path), sub)
-
-
-def _registry_holds(registry: str, column: str, condition: str, value: str) -> S.Expr:
-    """SQL asking whether the path registry has a row of ``column`` meeting ``condition``
-    ({1}: ``value``): a scalar sub-query, which ClickHouse evaluates once while planning and
-    folds what depends on it (used when a run did not read the registry itself)."""
-    source = registry.replace("{", "{{").replace("}", "}}")
-    return S.Template(
-        f"(ifNull((SELECT toUInt8(1) FROM {source} WHERE bag = {{0}} AND {condition} LIMIT 1), "
-        "0) = 1)",
-        [S.Lit(column), S.Lit(value)],
-    )
-
-
-# The kinds of registry fact (the first element of a fact's key).
-CHILDREN = "children"
-OTHER_TYPES = "other_types"
-
-
-def has_children(registry: str, column: str, path: Path) -> S.Fact:
-    """The fact: the path registry holds a path of ``column`` under ``path``."""
-    dotted = ".".join(path)
-    return S.Fact(
-        (CHILDREN, registry, column, dotted),
-        _registry_holds(registry, column, "startsWith(json_path, {1})", dotted + "."),
-    )
-
-
-# ClickHouse's names of the JSON number types.
-NUMBER_TYPES = ("Int64", "UInt64", "Float64")
-
-
-def holds_other(registry: str, column: str, path: Path, types: Sequence[str]) -> S.Fact:
-    """The fact: ``path`` of ``column`` has held a type not in ``types``."""
-    allowed = ", ".join(f"'{t}'" for t in types)  # our own constants, never user text
-    dotted = ".".join(path)
-    return S.Fact(
-        (OTHER_TYPES, registry, column, dotted, *types),
-        _registry_holds(
-            registry, column, f"json_path = {{1}} AND json_type NOT IN ({allowed})", dotted
-        ),
-    )
-
-
-# A run reads at most this many registry rows for its facts; a registry with more under the
-# paths a query names leaves the facts to the SQL.
-MAX_REGISTRY_ROWS = 10_000
-
-
-@dataclass
-class RegistryFacts:
-    """The registry facts a plan's SQL depends on, read once per run (``CompiledQuery.bound``).
-
-    Reading them costs one small query (~2–4 ms in chDB); asked inside the SQL instead, each
-    fact is a scalar sub-query (~3 ms each, and the general form of every path stays in the
-    query next to the fast one). ``readers`` runs SQL against each registry's store.
-    """
-
-    readers: Mapping[str, Callable[[str], list[dict[str, Any]]]]
-    keys: frozenset[tuple[str, ...]]
-
-    def read(self) -> dict[tuple[str, ...], bool] | None:
-        """Every fact's value now, or None when the registry cannot be read (the SQL asks)."""
-        facts: dict[tuple[str, ...], bool] = {}
-        for registry, reader in self.readers.items():
-            keys = [key for key in self.keys if key[1] == registry]
-            if not keys:
-                continue
-            wanted = sorted({(key[2], key[3]) for key in keys})
-            try:
-                rows = reader(S.render_expr(registry_query(registry, wanted)))
-            except Exception:  # the SQL asks for the facts itself
-                return None
-            if len(rows) > MAX_REGISTRY_ROWS:
-                return None
-            for key in keys:
-                facts[key] = _fact_value(key, rows)
-        return facts
-
-
-def registry_query(registry: str, paths: Sequence[tuple[str, str]]) -> S.Expr:
-    """Registry rows covering the (bag, dotted path) pairs and every path under them.
-
-    One ``startsWith`` per path and no test of the bag (the caller filters the few extra
-    rows): measured 3.1 ms against 4.5 ms for the exact test in chDB, ``SELECT 1`` 1.2–1.5 ms.
-    """
-    source = registry.replace("{", "{{").replace("}", "}}")
-    prefixes = sorted({path for _, path in paths})
-    where = " OR ".join(f"startsWith(json_path, {{{i}}})" for i in range(len(prefixes)))
-    return S.Template(
-        f"SELECT bag, json_path, json_type FROM {source} WHERE {where} "
-        f"LIMIT {MAX_REGISTRY_ROWS + 1}",
-        [S.Lit(prefix) for prefix in prefixes],
-    )
-
-
-def _fact_value(key: tuple[str, ...], rows: Sequence[Mapping[str, Any]]) -> bool:
-    kind, _, bag, path, *types = key
-    if kind == CHILDREN:
-        prefix = path + "."
-        return any(r["bag"] == bag and r["json_path"].startswith(prefix) for r in rows)
-    return any(
-        r["bag"] == bag and r["json_path"] == path and r["json_type"] not in types for r in rows
-    )
-
-
-def plan_facts(
-    plans: Sequence[S.Query], readers: Mapping[str, Callable[[str], list[dict[str, Any]]]]
-) -> RegistryFacts | None:
-    """The registry facts ``plans`` depend on, read per run through ``readers`` (None: none)."""
-    keys: set[tuple[str, ...]] = set()
-    seen: set[int] = set()
-    stack: list[S.Expr | S.Query] = list(plans)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, S.Fact):
-            keys.add(node.key)
-            continue
-        stack.extend(S.children(node))
-    usable = {registry: reader for registry, reader in readers.items()
-              if any(key[1] == registry for key in keys)}  # fmt: skip
-    return RegistryFacts(usable, frozenset(keys)) if usable else None
 
 
 # The whole-record column of a stored table (storage/schema.py: an ALIAS casting every column

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import bag_paths
+from bzrk.engine.compile import bag_paths, registry_facts
 from bzrk.engine.compile.summarize_budget import SummarizeBudget
 from bzrk.engine.events import Column, Visualization
 from bzrk.kql import syntax as K
@@ -52,7 +52,7 @@ class TableSource:
     # "[]", "{}", "never", or a sentinel such as "''". KQL reads every one of them as null.
     absent: dict[str, str] = field(default_factory=dict)
     # Runs SQL against the table's store: a run reads the registry's facts through it
-    # (bag_paths.RegistryFacts) instead of asking them inside its SQL. None: the SQL asks.
+    # (registry_facts.RegistryFacts) instead of asking them inside its SQL. None: the SQL asks.
     registry_reader: Callable[[str], list[dict[str, Any]]] | None = field(
         default=None, compare=False, repr=False
     )
@@ -151,7 +151,7 @@ class CompiledQuery:
     window: QueryWindow | None = None
     # The path-registry facts the SQL depends on (bag_paths.py), read afresh by every run:
     # a cached plan never holds them.
-    facts: bag_paths.RegistryFacts | None = None
+    facts: registry_facts.RegistryFacts | None = None
 
     def bound(self, bounds: S.Expr | None) -> RenderedQuery:
         """This query rendered for one run, every stored-table read limited to ``bounds``, with
