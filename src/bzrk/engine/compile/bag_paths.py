@@ -24,7 +24,7 @@ matter — ``tostring``, comparisons with strings, ``toint``/``todouble`` (throu
 The table's path registry (``storage/json_paths.py``) says which paths lie under a path and
 which types a path has held. Those facts are ``sql.Fact`` nodes and the forms they choose
 between (``CAST(v AS String)`` or the general form) ``sql.Given`` nodes: every run reads the
-facts of its plan once (:class:`RegistryFacts`) and renders only the chosen form; a run that
+facts of its plan once (``registry_facts.py``) and renders only the chosen form; a run that
 cannot read them asks inside its SQL. A compiled (cached) plan never holds the facts.
 """
 
