@@ -3,13 +3,20 @@
 For finding out why a KQL query is slower than its hand-written SQL. Opens a cached dataset (build
 it first with ``python -m bench``; no other process may hold the store):
 
-    python -m bench.show_sql --rows 1000000 [--query top_routes_json] [--time]
+    python -m bench.show_sql --rows 1000000 [--query top_routes_json] [--time] [--runs 15]
+
+``--time`` runs the hand-written SQL and each generated SQL text in turn (alternating, so all see
+the same load) and prints their medians and the ratio. The generated SQL runs with the settings
+the service sent it (recorded); the hand-written SQL with the service's semantic settings
+(``bzrk.engine.oneshot.SEMANTIC_SETTINGS``: e.g. ``prefer_column_name_to_alias``) and the
+benchmark's cache settings, as ``python -m bench`` runs it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -23,30 +30,52 @@ from bench import dataset as ds  # noqa: E402
 from bench.__main__ import NO_CACHE, _ch_window, _iso, _kql, _window  # noqa: E402
 from bench.suite import SUITE  # noqa: E402
 from bzrk.engine.backends.base import QuerySettings  # noqa: E402
+from bzrk.engine.oneshot import SEMANTIC_SETTINGS  # noqa: E402
 from bzrk.engine.service import QueryService  # noqa: E402
 
 
 class RecordingBackend:
-    """Delegates to a backend and keeps every SQL text it is asked to run."""
+    """Delegates to a backend and keeps every SQL text it is asked to run, with its settings."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.seen: list[str] = []
+        self.seen: list[tuple[str, QuerySettings | None]] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     def query_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(sql)
+        self.seen.append((sql, kwargs.get("settings")))
         return self.inner.query_arrow(sql, *args, **kwargs)
 
     def query_arrow_stats(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(sql)
+        self.seen.append((sql, kwargs.get("settings")))
         return self.inner.query_arrow_stats(sql, *args, **kwargs)
 
     def stream_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(sql)
+        self.seen.append((sql, kwargs.get("settings")))
         return self.inner.stream_arrow(sql, *args, **kwargs)
+
+
+def timed_settings(sent: QuerySettings | None) -> QuerySettings:
+    """The settings a timed run uses: what the service sent (its semantic settings included),
+    with the benchmark's time limit."""
+    extra = {**SEMANTIC_SETTINGS, **NO_CACHE, **(sent.extra if sent is not None else {})}
+    return QuerySettings(max_execution_time_s=600, extra=extra)
+
+
+def alternate(
+    backend: Any, texts: list[tuple[str, str, QuerySettings]], runs: int
+) -> dict[str, float]:
+    """Median seconds of each text, run in turn ``runs`` times after one warm-up round."""
+    times: dict[str, list[float]] = {label: [] for label, _, _ in texts}
+    for run in range(runs + 1):
+        for label, text, settings in texts:
+            started = time.perf_counter()
+            backend.query_arrow(text, settings=settings)
+            if run:
+                times[label].append(time.perf_counter() - started)
+    return {label: statistics.median(values) for label, values in times.items()}
 
 
 def main() -> None:
@@ -55,12 +84,16 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
     parser.add_argument("--query", action="append", help="suite query name (default: all)")
     parser.add_argument("--time", action="store_true", help="also time generated vs hand SQL")
+    parser.add_argument("--runs", type=int, default=9, help="timed runs of each text (--time)")
     args = parser.parse_args()
     data, backend, meta, catalog = ds.build(args.rows, args.data)
     recording = RecordingBackend(backend)
+    # The catalogue's store too: a run reads the path registry's facts through it (one small
+    # query per run, compile/registry_facts.RegistryFacts), which is part of the KQL's cost.
+    catalog.backend = recording  # type: ignore[assignment]
     service = QueryService(recording, catalog=catalog, engine_settings=NO_CACHE)  # type: ignore[arg-type]
     table = catalog.qualified_name("default", "default")
-    settings = QuerySettings(max_execution_time_s=600, extra=NO_CACHE)
+    hand_settings = timed_settings(None)
     for q in SUITE:
         if args.query and q.name not in args.query:
             continue
@@ -69,18 +102,22 @@ def main() -> None:
         asyncio.run(_kql(service, q.kql, _iso(start), _iso(end)))
         hand = q.sql.replace("{T}", table).replace("{W}", _ch_window(start, end))
         print(f"== {q.name}\n-- KQL: {q.kql}\n-- hand-written:\n{hand}")
-        for sql in recording.seen:
+        for sql, _ in recording.seen:
             print(f"-- generated{' (chunk counters)' if sql.startswith('EXPLAIN') else ''}:\n{sql}")
         if args.time:
-            for label, text in [("hand", hand)] + [
-                ("gen", s) for s in recording.seen if not s.startswith("EXPLAIN")
-            ]:
-                times = []
-                for _ in range(4):
-                    started = time.perf_counter()
-                    backend.query_arrow(text, settings=settings)
-                    times.append(time.perf_counter() - started)
-                print(f"-- {label}: median {statistics.median(times[1:]) * 1000:.1f} ms")
+            generated = [
+                (f"gen{i}", sql, timed_settings(sent))
+                for i, (sql, sent) in enumerate(recording.seen)
+                if not sql.startswith("EXPLAIN")
+            ]
+            medians = alternate(backend, [("hand", hand, hand_settings), *generated], args.runs)
+            load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+            line = ", ".join(f"{label} {ms * 1000:.1f} ms" for label, ms in medians.items())
+            ratio = sum(medians[g[0]] for g in generated) / medians["hand"]
+            print(
+                f"-- medians of {args.runs} alternating runs (load {load}): {line}; "
+                f"generated / hand {ratio:.2f}"
+            )
         print()
     backend.close()
     meta.close()

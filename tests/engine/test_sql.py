@@ -89,3 +89,24 @@ def test_a_json_path_quotes_every_key_whatever_it_holds() -> None:
     path = S.SubColumn("attributes", ("{0}", "a{{b", "x`y"))
     assert S.render_expr(path) == "`attributes`.`{0}`.`a{{b`.`x\\`y`"
     assert S.render_expr(S.SubColumn("a", ("b",), sub=True)) == "`a`.^`b`"
+
+
+def test_a_fact_the_run_read_renders_as_a_constant_and_else_asks_in_the_sql() -> None:
+    fact = S.Fact(("children", "r", "attributes", "a"), S.Template("(SELECT 1)"))
+    assert S.render_expr(fact) == "(SELECT 1)"
+    assert S.render_expr(fact, S.Bindings(facts={fact.key: True})) == "1"
+    assert S.render_expr(fact, S.Bindings(facts={("other",): True})) == "(SELECT 1)"
+
+
+def test_given_renders_only_the_branch_the_runs_facts_choose() -> None:
+    one = S.Fact(("one",), S.Template("(SELECT 1)"))
+    two = S.Fact(("two",), S.Template("(SELECT 0)"))
+    node = S.Given(((one, True), (two, False)), S.Col("fast"), S.Col("general"))
+    assert S.render_expr(node) == "if((SELECT 1) AND NOT (SELECT 0), `fast`, `general`)"
+    chosen = S.Bindings(facts={one.key: True, two.key: False})
+    assert S.render_expr(node, chosen) == "`fast`"
+    other = S.Bindings(facts={one.key: True, two.key: True})
+    assert S.render_expr(node, other) == "`general`"
+    # A fact the run did not read leaves the choice to the SQL.
+    partly = S.Bindings(facts={one.key: True})
+    assert S.render_expr(node, partly) == "if(1 AND NOT (SELECT 0), `fast`, `general`)"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -117,11 +117,24 @@ class CatalogResolver(TableResolver):
             bags=stored_bags(resolved.columns),
             path_registry=getattr(resolved, "path_registry", "") or None,
             absent=dict(getattr(resolved, "absent", ())),
+            registry_reader=_reader(getattr(self.catalog, "backend", None)),
         )
         if len(self.sources) >= _MAX_KNOWN_SOURCES:
             self.sources.clear()
         self.sources[key] = (resolved, source)
         return source
+
+
+def _reader(backend: Any) -> Callable[[str], list[dict[str, Any]]] | None:
+    """How a run reads the path registry's facts from the catalogue's store (None: the SQL
+    asks for them itself)."""
+    if backend is None or not hasattr(backend, "query_arrow"):
+        return None
+
+    def read(sql: str) -> list[dict[str, Any]]:
+        return list(backend.query_arrow(sql, settings=None).to_pylist())
+
+    return read
 
 
 # Distinct tables whose sources a service keeps (more is a sign of churn: start again).

@@ -17,7 +17,7 @@ import functools
 import math
 import re
 import string
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -144,15 +144,44 @@ class RowCap(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Fact(Expr):
+    """A yes/no fact about the stored data that a run may know before it sends its SQL
+    (``compile/bag_paths.py``: "the registry holds a path under ``http.route``").
+
+    A run that read it (:attr:`Bindings.facts` holds ``key``) renders ``1`` or ``0``; otherwise
+    the SQL asks for it itself: ``ask``, a scalar sub-query ClickHouse folds while planning.
+    """
+
+    key: tuple[str, ...]
+    ask: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Given(Expr):
+    """``then`` where every fact has its listed value, else ``otherwise``.
+
+    A run that knows every fact renders only the chosen branch, so ClickHouse neither analyses
+    nor evaluates the other (both branches cost ~15 % of a 25 ms query even when the condition
+    folds); otherwise it is ``if(<facts>, then, otherwise)``.
+    """
+
+    facts: tuple[tuple[Fact, bool], ...]
+    then: Expr
+    otherwise: Expr
+
+
+@dataclass(frozen=True, slots=True)
 class Bindings:
     """What one run gives a plan as it is rendered: the values of its run-time nodes.
 
     ``scan_bounds`` is the predicate every :class:`ScanBounds` renders (None: every row, ``1``);
-    ``row_cap`` the ``LIMIT`` every :class:`RowCap` renders (None: no ``LIMIT``).
+    ``row_cap`` the ``LIMIT`` every :class:`RowCap` renders (None: no ``LIMIT``); ``facts`` the
+    value of each :class:`Fact` the run read (a missing key: the SQL asks).
     """
 
     scan_bounds: Expr | None = None
     row_cap: int | None = None
+    facts: Mapping[tuple[str, ...], bool] | None = field(default=None, hash=False)
 
 
 UNBOUND = Bindings()
@@ -483,6 +512,11 @@ class _Renderer:
         if isinstance(node, ScanBounds):
             bounds = self.bindings.scan_bounds
             return "1" if bounds is None else self.expr(bounds)
+        if isinstance(node, Fact):
+            known = self.fact(node)
+            return self.expr(node.ask) if known is None else ("1" if known else "0")
+        if isinstance(node, Given):
+            return self.given(node)
         if isinstance(node, Star):
             text = f"{quote_identifier(node.table)}.*" if node.table else "*"
             if node.except_:
@@ -498,6 +532,23 @@ class _Renderer:
                 inner = ", ".join(self.expr(v) for v in node.values)
             return f"({self.expr(node.operand)} {keyword} ({inner}))"
         raise TypeError(f"cannot render {type(node).__name__}")
+
+    def fact(self, node: Fact) -> bool | None:
+        """The run's value of a fact (None: the run did not read it)."""
+        facts = self.bindings.facts
+        return None if facts is None else facts.get(node.key)
+
+    def given(self, node: Given) -> str:
+        known = [self.fact(fact) for fact, _ in node.facts]
+        if all(value is not None for value in known):
+            holds = all(
+                value == wanted for value, (_, wanted) in zip(known, node.facts, strict=True)
+            )
+            return self.expr(node.then if holds else node.otherwise)
+        condition = " AND ".join(
+            self.expr(fact) if wanted else f"NOT {self.expr(fact)}" for fact, wanted in node.facts
+        )
+        return f"if({condition}, {self.expr(node.then)}, {self.expr(node.otherwise)})"
 
     def source(self, source: Source) -> str:
         if isinstance(source, TableRef):

@@ -40,7 +40,7 @@ class CraftedTable(CompiledTable):
 
     crafted: str = ""
 
-    def render(self, bounds: Any = None) -> str:
+    def render(self, bounds: Any = None, facts: Any = None) -> str:
         return self.crafted
 
 

@@ -62,6 +62,8 @@ class CompileContext:
         # Runs a discovery query while compiling, for operators whose output schema depends
         # on the data (bag_unpack); None means such operators are rejected.
         self.probe = probe
+        # Registry name -> how a run reads its facts (TableSource.registry_reader).
+        self.registry_readers: dict[str, Callable[[str], list[dict[str, Any]]]] = {}
         self.ctes: list[tuple[str, S.Query]] = []
         # One counter for CTE names and every fresh id, so generated names never collide.
         self._counter = itertools.count()
@@ -410,6 +412,8 @@ class CompileContext:
         hidden, bags = bag_paths.table_paths(
             source.bags, self.bag_paths, source.path_registry, source.columns, source.table
         )
+        if source.path_registry and source.registry_reader is not None:
+            self.registry_readers[source.path_registry] = source.registry_reader
         query = S.Select(
             columns=[*columns, *hidden],
             from_=S.TableRef(source.database, source.table),

@@ -10,7 +10,7 @@ table in ``operators/table.py``, and see the query's state as a
 
 from __future__ import annotations
 
-from bzrk.engine.compile import bag_paths
+from bzrk.engine.compile import bag_paths, registry_facts
 from bzrk.engine.compile.context import CompileContext
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.operators.patterns import declare_pattern, pattern_relation
@@ -70,6 +70,9 @@ class QueryCompiler(CompileContext):
                 raise unsupported(statement, f"{type(statement).__name__} is not supported")
         result.visualization = self.visualization
         result.budgets = list(self.budgets)
+        result.facts = registry_facts.plan_facts(
+            [t.plan for t in result.tables], self.registry_readers
+        )
         if self.window_read:
             result.window_dependent = True
             result.window = self.request_window

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import bag_paths
+from bzrk.engine.compile import bag_paths, registry_facts
 from bzrk.engine.compile.summarize_budget import SummarizeBudget
 from bzrk.engine.events import Column, Visualization
 from bzrk.kql import syntax as K
@@ -49,6 +51,11 @@ class TableSource:
     # How each column stores a record's absent field (storage/schema.py ABSENCE): "null",
     # "[]", "{}", "never", or a sentinel such as "''". KQL reads every one of them as null.
     absent: dict[str, str] = field(default_factory=dict)
+    # Runs SQL against the table's store: a run reads the registry's facts through it
+    # (registry_facts.RegistryFacts) instead of asking them inside its SQL. None: the SQL asks.
+    registry_reader: Callable[[str], list[dict[str, Any]]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 class TableResolver:
@@ -85,19 +92,26 @@ class CompiledTable:
         """This table with its result cut at ``cap`` rows, inside the final SELECT."""
         return replace(self, row_cap=cap, cappable=False)
 
-    def render(self, bounds: S.Expr | None = None) -> str:
-        """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows)."""
-        return S.render(self.plan, S.Bindings(bounds, self.row_cap))
+    def render(
+        self, bounds: S.Expr | None = None, facts: dict[tuple[str, ...], bool] | None = None
+    ) -> str:
+        """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows),
+        with the registry ``facts`` a run read (None: the SQL asks for them)."""
+        return S.render(self.plan, S.Bindings(bounds, self.row_cap, facts))
 
     @property
     def sql(self) -> str:
         """The SQL over every row (for reading and tests; a run renders its own window)."""
         return self.render()
 
-    def bound(self, bounds: S.Expr | None) -> RenderedTable:
-        """This table rendered for one run over ``bounds``."""
-        bindings = S.Bindings(bounds, self.row_cap)
-        return RenderedTable(self.name, self.render(bounds), self.columns, self.plan, bindings)
+    def bound(
+        self, bounds: S.Expr | None, facts: dict[tuple[str, ...], bool] | None = None
+    ) -> RenderedTable:
+        """This table rendered for one run over ``bounds`` (with the run's registry facts)."""
+        bindings = S.Bindings(bounds, self.row_cap, facts)
+        return RenderedTable(
+            self.name, self.render(bounds, facts), self.columns, self.plan, bindings
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +149,15 @@ class CompiledQuery:
     # plan serves only requests over the same window.
     window_dependent: bool = False
     window: QueryWindow | None = None
+    # The path-registry facts the SQL depends on (bag_paths.py), read afresh by every run:
+    # a cached plan never holds them.
+    facts: registry_facts.RegistryFacts | None = None
 
     def bound(self, bounds: S.Expr | None) -> RenderedQuery:
-        """This query rendered for one run, every stored-table read limited to ``bounds``."""
-        return RenderedQuery([t.bound(bounds) for t in self.tables], self.visualization)
+        """This query rendered for one run, every stored-table read limited to ``bounds``, with
+        the registry's facts as they are now (one small query when the plan has any)."""
+        facts = self.facts.read() if self.facts is not None else None
+        return RenderedQuery([t.bound(bounds, facts) for t in self.tables], self.visualization)
 
 
 @dataclass
