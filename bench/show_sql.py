@@ -30,7 +30,7 @@ from bench import dataset as ds  # noqa: E402
 from bench.__main__ import NO_CACHE, _ch_window, _iso, _kql, _window  # noqa: E402
 from bench.suite import SUITE  # noqa: E402
 from bzrk.engine.backends.base import QuerySettings  # noqa: E402
-from bzrk.engine.oneshot import SEMANTIC_SETTINGS  # noqa: E402
+from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS  # noqa: E402
 from bzrk.engine.service import QueryService  # noqa: E402
 
 

@@ -182,7 +182,7 @@ def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_a
 
     from bzrk.engine.backends.base import QuerySettings
     from bzrk.engine.compile.query import QueryCompiler
-    from bzrk.engine.oneshot import SEMANTIC_SETTINGS
+    from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
     from bzrk.kql.parser import parse
     from tests.engine.stored_logs import Logs, create_logs
 

@@ -542,7 +542,14 @@ class QueryService(QueryExecutor):
         index = 0
         while index < len(windows):
             window = windows[index]
-            run = compiled.bound(scan_filter(window, plan.ingest))
+            bounds = scan_filter(window, plan.ingest)
+            # A plan with registry facts reads them per run (a small blocking query): not on
+            # the event loop. One without renders in place (a thread hop costs a fast query).
+            run = (
+                await asyncio.to_thread(compiled.bound, bounds)
+                if compiled.facts is not None
+                else compiled.bound(bounds)
+            )
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"

@@ -6,12 +6,14 @@ reads the sub-object under it, ``attributes.^http.route``: the shared-data offse
 +193 MB and ~+20 % time over 24 M rows, for a sub-object that is almost never there.
 
 Each table gets a registry table (``<table>$paths``: ``bag`` — the column — and ``json_path``)
-filled by a materialized view with ``distinctJSONPaths`` of every inserted block. The compiler asks it *inside* the
-query (``engine/compile/bag_paths.py``): a scalar sub-query that ClickHouse evaluates while
-planning, so ``if(<has children>, toJSONString(attributes.^http.route), '{}')`` folds to a
-constant and the sub-object is not read when no stored path lies under ``http.route``. The
-answer is as fresh as the data: no compiled plan or cache holds it. Paths stay registered after
-their rows expire, which only costs a read.
+filled by a materialized view with ``distinctJSONPaths`` of every inserted block. The query
+service reads what a plan needs from it once per run (``engine/compile/registry_facts.py``: has a
+stored path under ``http.route``? has the path held only strings?), and the run's SQL then holds
+only the form those facts choose: no ``toJSONString(attributes.^http.route)`` when no stored path
+lies under ``http.route``. Where a run cannot read the registry first, the SQL asks it itself,
+as scalar sub-queries ClickHouse folds while planning. Either way the answer is as fresh as the
+data: no compiled plan or cache holds it. Paths stay registered after their rows expire, which
+only costs a read.
 
 The registry also keeps each path's stored types (``json_type``: ``String``, ``Int64``,
 ``Array(Nullable(Int64))``, … from ``distinctJSONPathsAndTypes``). A path that has only ever held

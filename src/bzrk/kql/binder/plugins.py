@@ -218,7 +218,10 @@ _RULES: dict[str, Callable[[Binder, tuple[s.Expr, ...], TableSchema], TableSchem
     "narrow": _fixed(("Row", LONG), ("Column", STRING), ("Value", STRING)),
     # ColumnOrdinal is long as the real engine answers it (A/schema-merge-plugin-00).
     "schema_merge": _fixed(
-        ("ColumnName", STRING), ("ColumnOrdinal", LONG), ("DataType", STRING), ("ColumnType", STRING)
+        ("ColumnName", STRING),
+        ("ColumnOrdinal", LONG),
+        ("DataType", STRING),
+        ("ColumnType", STRING),
     ),
 }
 
