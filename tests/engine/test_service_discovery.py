@@ -118,3 +118,26 @@ async def test_partition_with_a_query_per_key_runs_for_users(service: QueryServi
     assert columns == ["key"]
     # One query per key inside the window: WARN was three hours ago.
     assert rows == [["ERROR"], ["INFO"]]
+
+
+@pytest.mark.anyio
+async def test_partition_over_progressive_windows_where_a_key_has_no_rows(
+    service: QueryService,
+) -> None:
+    # The keys come from the whole window; the newest slices hold no ERROR or INFO row, so
+    # toscalar() over such a partition reads no rows (ClickHouse's code 125 for a stored
+    # LowCardinality string before).
+    request = QueryRequest(
+        database="default",
+        since="1h ago",
+        query="default | where isnotempty(severity_text) | project severity_text"
+        " | partition hint.strategy=native by severity_text"
+        " { range x from 1 to 1 step 1 | extend key = toscalar(severity_text) }"
+        " | project key | sort by key asc",
+    )
+    events = [event async for event in service.execute(request)]
+    assert not [e for e in events if isinstance(e, Error)]
+    batches = [e for e in events if isinstance(e, RowBatch)]
+    last = batches[-1].iteration_id
+    final = [row for b in batches if b.iteration_id == last for row in b.rows]
+    assert sorted(row[0] for row in final) == ["ERROR", "INFO"]

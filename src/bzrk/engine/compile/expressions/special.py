@@ -66,7 +66,13 @@ def _toscalar(c: ExprCompiler, node: K.Call) -> Typed:
         except CompileError:
             return c.compile(node.args[0])
     name, kql_type = relation.columns[0]
-    query = S.Select(columns=[(S.Col(name), None)], from_=relation.source(), limit=lit(1))
+    value: S.Expr = S.Col(name)
+    if kql_type == "string":
+        # A stored string column is LowCardinality(Nullable(String)), which ClickHouse cannot
+        # make the Nullable a scalar sub-query over no rows gives (code 125, a partition's
+        # window without that key's rows): KQL's string, plain.
+        value = T("ifNull(CAST({0} AS Nullable(String)), '')", value)
+    query = S.Select(columns=[(value, None)], from_=relation.source(), limit=lit(1))
     return Typed(S.ScalarSubquery(query), kql_type)
 
 
