@@ -10,8 +10,11 @@ levels below each named column paths go (default 5; with no column the record's 
 the first level, so ``depth=1`` lists only them), ``field`` keeps paths matching a glob
 (case-insensitive). No column, ``_`` or ``$raw`` means every column of the input.
 
-The sample is a ``LIMIT`` over the input (so a filter before it prunes as usual); the paths of
-a bag come from its JSON text, one level of keys at a time (``JSONExtractKeysAndValuesRaw``).
+The sample is ``limit`` rows drawn across the whole input: the rows with the smallest hash of
+their scalar values (:func:`sample`), so a table holding logs, spans and metrics sorted by
+service is sampled across all three, and the same input gives the same sample wherever a plan
+reads it twice. A filter or time window before it bounds what is read. The paths of a bag come
+from its JSON text, one level of keys at a time (``JSONExtractKeysAndValuesRaw``).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def op_fieldstats(ctx: CompileContext, op: K.FieldStats, relation: Relation) -> 
                                                            to_string(value))  # fmt: skip
         columns.append((text, f"v{i}"))
     out = [(f"v{i}", "string") for i in range(len(targets))]
-    sampled = ctx.select(relation, columns, out, limit=S.Lit(sample))
+    sampled = ctx.select(sample_rows(ctx, relation, sample), columns, out)
     counted = ctx.select(
         sampled,
         [
@@ -175,6 +178,30 @@ def _path_name(node: K.Expr) -> str | None:
     return None
 
 
+def sample_rows(ctx: CompileContext, relation: Relation, size: int) -> Relation:
+    """``size`` rows of ``relation`` spread over all of it, the same rows at every read.
+
+    A bare ``LIMIT`` takes the first rows in storage order, which in a table sorted by
+    (service, metric_name, timestamp) can all be one signal of one service. Ordering by a hash
+    of each row's scalar values picks rows independently of that order, and deterministically
+    (``rand()`` would pick other rows each time a CTE is read). Bags are left out of the hash:
+    they cost a serialisation per row and the scalars already tell rows apart.
+    """
+    names = [n for n, _ in relation.columns if not n.startswith("__")]
+    scalars = [n for n, t in relation.columns if n in names and t != "dynamic"] or names
+    key = T(
+        "sipHash64(tuple(" + ", ".join(f"{{{i}}}" for i in range(len(scalars))) + "))",
+        *(relation.column(n) for n in scalars),
+    )
+    return ctx.select(
+        relation,
+        [(relation.column(n), n) for n, _ in relation.columns],
+        relation.columns,
+        order_by=[(key, False, False)],
+        limit=S.Lit(size),
+    )
+
+
 def sample_size(ctx: CompileContext, param: K.OperatorParam | None) -> int:
     """The ``limit=`` parameter: how many rows are sampled (checked as fieldstats checks it)."""
     return _int_param(ctx, param, DEFAULT_SAMPLE, "limit")
@@ -201,4 +228,4 @@ def _glob_param(ctx: CompileContext, param: K.OperatorParam | None) -> str | Non
     return escaped.replace("*", "%").replace("?", "_")
 
 
-__all__ = ["OUTPUT", "op_fieldstats", "sample_size"]
+__all__ = ["OUTPUT", "op_fieldstats", "sample_rows", "sample_size"]

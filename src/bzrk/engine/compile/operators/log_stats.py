@@ -49,12 +49,8 @@ def op_otel_log_stats(ctx: CompileContext, op: K.OtelLogStats, relation: Relatio
             raise unsupported(p, f"otel-log-stats has no parameter '{p.name}' (severity=, "
                               "limit=, depth=, field=)", code="InvalidArgument")  # fmt: skip
     kept = tuple(p for p in op.params if p.name in _FIELDSTATS_PARAMS)
-    # One sample for both tables (two LIMITs over an unordered input may pick other rows).
-    limit = fieldstats.sample_size(ctx, params.get("limit"))
-    sample = ctx.select(
-        relation, [(relation.column(n), n) for n, _ in relation.columns], relation.columns,
-        limit=S.Lit(limit),
-    )  # fmt: skip
+    # One sample for both tables (the same rows: fieldstats.sample_rows is deterministic).
+    sample = fieldstats.sample_rows(ctx, relation, fieldstats.sample_size(ctx, params.get("limit")))
     schema = fieldstats.op_fieldstats(ctx, K.FieldStats(op.span, op.columns, kept), sample)
     top = _top_values(ctx, op, sample, params.get("severity"))
     ctx.pending_results.append(ctx.result_table(top, TOP_VALUES))
