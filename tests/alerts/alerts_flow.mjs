@@ -67,9 +67,13 @@ try {
   await shot('alerts-02-list');
   await page.click(`tr[data-alert="${alertName}"] a`);
   await page.waitForSelector('.alert-details');
-  // The scheduler evaluates every second: reload until the history shows a firing run.
+  // The scheduler evaluates every second: reload until the history shows a firing run and the
+  // state badge says firing. The page reads the alert and then its history in two requests, so an
+  // evaluation that lands between them shows in the history before the badge.
   for (let i = 0; i < 60; i++) {
-    if (await page.locator('table.history tr[data-status=firing]').count()) break;
+    const firingRuns = await page.locator('table.history tr[data-status=firing]').count();
+    const badge = await page.locator('.alert-details .alert-state').first().getAttribute('data-state');
+    if (firingRuns && badge === 'firing') break;
     await page.waitForTimeout(1000);
     await page.reload();
     await page.waitForSelector('.alert-details');
