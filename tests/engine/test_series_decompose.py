@@ -117,3 +117,21 @@ def test_series_periods_detect_and_validate(chdb_backend) -> None:  # type: igno
     assert got["s"][0] > 0.9
     assert got["vp"] == [24, 7]
     assert got["vs"][0] > 0.9 > got["vs"][1]
+
+
+def test_a_spike_in_a_flat_series_is_an_anomaly(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Most residuals are equal, so the 10th-90th percentile range is zero; the spike sits at
+    # the centre, so the fitted line is flat. Scored 0 before (a CI run of the vendor corpus
+    # saw no anomaly in a day of error counts with an incident in it).
+    flat = [0] * 41
+    flat[20] = 5
+    got = row(
+        chdb_backend,
+        f"print s = dynamic({flat}), c = dynamic({[3] * 11})"
+        " | project a = series_decompose_anomalies(s), o = series_outliers(s),"
+        " ca = series_decompose_anomalies(c), co = series_outliers(c)",
+    )
+    assert [i for i, f in enumerate(got["a"]) if f] == [20]
+    assert got["a"][20] == 1
+    assert [i for i, x in enumerate(got["o"]) if abs(x) > 1.5] == [20]
+    assert got["ca"] == [0] * 11 and got["co"] == [0] * 11  # no spread at all: nothing stands out

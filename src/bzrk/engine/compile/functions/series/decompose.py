@@ -9,7 +9,8 @@ series_outliers share one model (the documented one):
 - the trend is fitted to the de-seasonalised training values: `avg` (their mean), `linefit`
   (least squares line, extrapolated) or `none`;
 - baseline = seasonal + trend; residual = value - baseline;
-- anomaly scores use Tukey's fences on the residuals (10th/90th percentile for `ctukey`).
+- anomaly scores use Tukey's fences on the residuals (10th/90th percentile for `ctukey`); a zero
+  fence range falls back to the mean absolute distance from the fence (see `_scores`).
 
 The training part is the series without its last `test_points` values (forecasting extends
 the baseline over them). A value is bound once with `arrayMap(name -> body, [value])[1]`,
@@ -225,7 +226,12 @@ def _values(a: list[Typed]) -> S.Expr:
 
 
 def _scores(residual: str, low_pct: str, high_pct: str) -> str:
-    """Tukey-fence scores of `residual` (percentiles over the training part)."""
+    """Tukey-fence scores of `residual` (percentiles over the training part).
+
+    Where the percentile range is zero (most points equal: a flat series with a spike), a
+    distance is measured in the mean absolute distance of the training points from the fence
+    instead, so the spike scores high rather than 0 (ADX documents no rule for this case); a
+    series with no spread at all scores 0 everywhere."""
     return let(
         "__sd_res",
         residual,
@@ -236,9 +242,18 @@ def _scores(residual: str, low_pct: str, high_pct: str) -> str:
             let(
                 "__sd_hi",
                 f"arrayReduce(concat('quantileExactInclusive(', toString({high_pct}), ')'), arraySlice(__sd_res, 1, length(__sd_t)))",
-                "arrayMap(__sd_v -> multiIf(__sd_hi = __sd_lo, toFloat64(0), __sd_v > __sd_hi, "
-                "(__sd_v - __sd_hi) / (__sd_hi - __sd_lo), __sd_v < __sd_lo, (__sd_v - __sd_lo) / (__sd_hi - __sd_lo), "
-                "toFloat64(0)), __sd_res)",
+                let(
+                    "__sd_eps",
+                    "1e-9 * greatest(1, arrayMax(arrayMap(__sd_v -> abs(__sd_v), __sd_res)))",
+                    let(
+                        "__sd_rng",
+                        "if(__sd_hi - __sd_lo > __sd_eps, __sd_hi - __sd_lo, "
+                        "arrayAvg(arrayMap(__sd_v -> abs(__sd_v - __sd_hi), arraySlice(__sd_res, 1, length(__sd_t)))))",
+                        "arrayMap(__sd_v -> multiIf(__sd_rng <= __sd_eps, toFloat64(0), __sd_v > __sd_hi, "
+                        "(__sd_v - __sd_hi) / __sd_rng, __sd_v < __sd_lo, (__sd_v - __sd_lo) / __sd_rng, "
+                        "toFloat64(0)), __sd_res)",
+                    ),
+                ),
             ),
         ),
     )
