@@ -289,3 +289,42 @@ def test_union_wildcards_match_the_querys_own_views() -> None:
     let V_2 = view () { print x = 2 };
     union isfuzzy=true V*, (Missing | where x > 0) | order by x asc"""
     assert schema(text, G.with_permissive(False)) == [("x", "long")]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("T | where b > 5", "The operator '>' is not defined for the operand types string and long."),
+        ("print datetime(2020-01-01) > 1", "operand types datetime and long"),
+        ("default | where duration < 2", "operand types timespan and long"),
+        ("T | where a and true", "The operator 'and' is not defined for the operand types long and bool."),
+        ("T | where isnull(a) or b", "operand types bool and string"),
+        ("print strlen(1)", "Argument 'string' of strlen(): expected a string or dynamic, found long."),
+        ("print array_length('a')", "expected a dynamic array, found string"),
+        ("T | summarize sum(b)", "expected a number, timespan or datetime, found string"),
+        ("T | summarize avg(b)", "The function 'avg' is not compatible with arguments (string)."),
+    ],
+)
+def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> None:
+    # Kusto.Language's signatures (the oracle answers KS106/KS141/KS234/KS138/KS127 for each).
+    with pytest.raises(KqlError) as info:
+        analyze(query, G)
+    assert info.value.code == "TypeMismatch"
+    assert message in info.value.message
+    assert info.value.location is not None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "default | where attributes.status > 499 and attributes.ok",  # dynamic with anything
+        "default | where attributes.started > ago(1h)",  # lenient where Kusto.Language is not
+        "default | where timestamp > ago(1h) and duration >= 1s and severity_number >= 17",
+        "print true > 0, 1.5 < 2, decimal(1) <= 2",  # numbers and bools order together
+        "T | where b == 1",  # `==` takes any scalars (Kusto accepts it statically)
+        "T | summarize count(a), countif(a > 0), max(b), make_list(b)",
+        "print toupper(1), split(1, ',')",  # Kusto converts these arguments
+    ],
+)
+def test_operands_kusto_accepts_still_bind(query: str) -> None:
+    analyze(query, G)

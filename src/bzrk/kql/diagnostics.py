@@ -246,6 +246,26 @@ def type_mismatch(what: str, expected: str, actual: str) -> KqlError:
     )
 
 
+def operator_not_defined(op: str, left: str, right: str) -> KqlError:
+    """Kusto.Language's KS106 for an operator without a signature for these operand types."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"The operator '{op}' is not defined for the operand types {left} and {right}.",
+        "KS106",
+    )
+
+
+def incompatible_arguments(name: str, types: list[str]) -> KqlError:
+    """Kusto.Language's KS127: no overload of ``name`` takes these argument types."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"The function '{name}' is not compatible with arguments ({', '.join(types)}).",
+        "KS127",
+    )
+
+
 def not_tabular(text: str) -> KqlError:
     return KqlError(
         "TypeMismatch", "Type mismatch", f"{_quote(text)} is not a tabular expression.", "KS105"

@@ -18,7 +18,9 @@ from bzrk.kql.binder.bound import BoundQuery, CallInfo
 from bzrk.kql.binder.typing_rules import (
     arithmetic_type,
     choose_signature,
+    expected_words,
     first_mismatch,
+    operator_defined,
     promoted,
     return_type,
 )
@@ -28,8 +30,10 @@ from bzrk.kql.diagnostics import (
     KqlError,
     aggregate_outside_summarize,
     collected,
+    incompatible_arguments,
     not_scalar,
     not_tabular,
+    operator_not_defined,
     too_deep,
     too_slow,
     type_mismatch,
@@ -379,6 +383,8 @@ class Binder:
                     f"{left}, {right}",
                 ).at(e.span)
             return result
+        if not operator_defined(op, left, right):
+            raise operator_not_defined(op, left, right).at(e.span)
         return BOOL
 
     def _in(self, e: s.InList, ctx: Ctx) -> Value:
@@ -476,13 +482,13 @@ class Binder:
         sig = choose_signature(fn, arg_types)
         if sig is None:
             raise wrong_argument_count(name, len(e.args), fn.min_args, fn.max_args).at(e.span)
-        mismatch = first_mismatch(sig, arg_types) if kind == "scalar" else None
+        mismatch = first_mismatch(sig, arg_types, declared=kind == "scalar")
         if mismatch is not None:
             i, param = mismatch
+            if sum(1 for other in fn.signatures if other.accepts_count(len(arg_types))) > 1:
+                raise incompatible_arguments(name, arg_types).at(e.span)
             raise type_mismatch(
-                f"Argument '{param.name}' of {name}()",
-                " or ".join(param.types) or param.type_kind.lower(),
-                arg_types[i],
+                f"Argument '{param.name}' of {name}()", expected_words(param), arg_types[i]
             ).at(e.args[i].span)
         # a `typeof(t)` argument stands for the type it names when it decides the result type
         value_types = [

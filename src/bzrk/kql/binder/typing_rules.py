@@ -34,6 +34,29 @@ def arithmetic_type(op: str, left: str, right: str) -> str | None:
     return _ARITH.get(op, {}).get(f"{left},{right}")
 
 
+_ORDERING = frozenset({"<", "<=", ">", ">="})
+_LOGICAL = frozenset({"and", "or"})
+_ORDERED_NUMBERS = NUMERIC_TYPES | {BOOL}
+
+
+def operator_defined(op: str, left: str, right: str) -> bool:
+    """Whether KQL defines the ordering (``<`` ``<=`` ``>`` ``>=``) or logical (``and`` ``or``)
+    operator ``op`` for these operand types (Kusto.Language's signatures: numbers and bools with
+    each other, a datetime or timespan with its own kind; ``and``/``or`` over bools). Other
+    operators are not checked here. A dynamic operand is accepted with any type, where
+    Kusto.Language asks for a number or a dynamic: OTel attributes are dynamic, and comparing
+    one with ``ago(1h)`` is the engine's conversion to make, not a query error."""
+    if UNKNOWN in (left, right):
+        return True
+    if op in _LOGICAL:
+        return left in (BOOL, DYNAMIC) and right in (BOOL, DYNAMIC)
+    if op not in _ORDERING or DYNAMIC in (left, right):
+        return True
+    if left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS:
+        return True
+    return left == right and left in (DATETIME, TIMESPAN)
+
+
 def widest(types: list[str]) -> str:
     nums = [t for t in types if t in _NUMERIC_RANK]
     if not nums:
@@ -128,20 +151,61 @@ def choose_signature(fn: FunctionSymbol, args: list[str]) -> Signature | None:
     return best
 
 
-def first_mismatch(sig: Signature, args: list[str]) -> tuple[int, Parameter] | None:
-    """The first argument a declared scalar parameter cannot take (strings for numbers, ...)."""
+def first_mismatch(
+    sig: Signature, args: list[str], *, declared: bool = True
+) -> tuple[int, Parameter] | None:
+    """The first argument a parameter cannot take (strings for numbers, ...); ``declared``
+    False leaves parameters of a declared type alone (an aggregate's: Kusto counts
+    ``count(x)`` of a long, whose catalogued parameter is a bool predicate)."""
     for i, (p, a) in enumerate(zip(sig.param_for(len(args)), args, strict=False)):
-        if p.type_kind == "Declared" and p.types and _matches(p, a) == 0 and a in _STRICT:
+        if (
+            declared
+            and p.type_kind == "Declared"
+            and p.types
+            and _matches(p, a) == 0
+            and a in _STRICT
+        ):
             return i, p
         if p.type_kind in _NUMERIC_KINDS and _matches(p, a) == 0 and a in _NOT_NUMBERS:
             return i, p  # array_slice(a, 'x', 1): Kusto refuses it, ClickHouse would fail
+        refused = _REFUSED_BY_KIND.get(p.type_kind)
+        if refused is not None and a in refused:
+            return i, p  # strlen(1), array_length('a'), sum(name): Kusto's KS141/KS234/KS138
     return None
+
+
+def expected_words(param: Parameter) -> str:
+    """What a parameter takes, in the words of a type-mismatch message."""
+    if param.type_kind == "Declared" and param.types:
+        return " or ".join(param.types)
+    return _KIND_WORDS.get(param.type_kind, param.type_kind.lower())
 
 
 # Parameter kinds that take numbers, and argument types no number converts from.
 _NUMERIC_KINDS = frozenset({"Integer", "Number", "RealOrDecimal"})
 _NOT_NUMBERS = frozenset({"string", "guid", "datetime", "timespan"})
 
+
+# Argument types that parameters of these kinds refuse (Kusto.Language's errors; a dynamic or
+# unknown argument is left to the engine).
+_REFUSED_BY_KIND = {
+    "StringOrDynamic": frozenset({"bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
+    "DynamicArray": frozenset({"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
+    "DynamicBag": frozenset({"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
+    "Summable": frozenset({"string", "bool", "guid"}),
+    "CommonSummable": frozenset({"string", "bool", "guid"}),
+}  # fmt: skip
+_KIND_WORDS = {
+    "StringOrDynamic": "a string or dynamic",
+    "DynamicArray": "a dynamic array",
+    "DynamicBag": "a dynamic property bag",
+    "Summable": "a number, timespan or datetime",
+    "CommonSummable": "a number, timespan or datetime",
+    "Integer": "an integer",
+    "Number": "a number",
+    "CommonNumber": "a number",
+    "RealOrDecimal": "a real or decimal",
+}
 
 # Argument types whose mismatch with a declared parameter is reported (others convert).
 _STRICT = frozenset(
