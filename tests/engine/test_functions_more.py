@@ -36,7 +36,7 @@ CASES = [
     ),
     # keys that are not an array: null; values that are not an array: none
     (
-        "print isnull(bag_zip(dynamic('a'), dynamic([1]))), bag_zip(dynamic(['a']), 1)",
+        "print isnull(bag_zip(dynamic('a'), dynamic([1]))), bag_zip(dynamic(['a']), dynamic(1))",
         [[True, {"a": None}]],
     ),
     # a datetime inside a dynamic literal is ISO text, so it is no condition for array_iff

@@ -324,6 +324,8 @@ def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> Non
         "T | where b == 1",  # `==` takes any scalars (Kusto accepts it statically)
         "T | summarize count(a), countif(a > 0), max(b), make_list(b)",
         "print toupper(1), split(1, ',')",  # Kusto converts these arguments
+        'default | search "error" and ("payment" or "timeout")',  # search terms are conditions
+        'search "denied" or body has "x"',
     ],
 )
 def test_operands_kusto_accepts_still_bind(query: str) -> None:

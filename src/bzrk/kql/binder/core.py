@@ -81,6 +81,8 @@ class Ctx:
     left: TableSchema | None = None
     right: TableSchema | None = None
     aggregates: bool = False
+    # a `search` predicate: a bare string literal in it is a term (`"a" and "b"`), a bool
+    search: bool = False
 
 
 class Binder:
@@ -362,15 +364,22 @@ class Binder:
         if self.depth + len(spine) > MAX_BIND_DEPTH:
             # the engine compiles (and ClickHouse analyses) such a chain as nested calls
             raise too_deep().at(e.span)
-        left = self.scalar(node, ctx)
+        left = self._term_type(node, self.scalar(node, ctx), ctx)
         result: str = left
         for b in reversed(spine):
-            right = self.scalar(b.right, ctx)
+            right = self._term_type(b.right, self.scalar(b.right, ctx), ctx)
             result = self._binary_type(b, left, right)
             if b is not e:
                 self.bound.types[b] = result
             left = result
         return result
+
+    @staticmethod
+    def _term_type(node: s.Expr, t: str, ctx: Ctx) -> str:
+        """A search term (a string literal in a `search` predicate) is a condition."""
+        if ctx.search and t == "string" and isinstance(node, s.Literal):
+            return BOOL
+        return t
 
     def _binary_type(self, e: s.Binary, left: str, right: str) -> str:
         op = e.op

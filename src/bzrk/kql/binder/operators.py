@@ -429,9 +429,9 @@ def _search(b: Binder, op: s.Search, input: TableSchema) -> TableSchema:
         ] + _views_in_scope(b)
         merged = _union_schemas(schemas, "outer") if schemas else []
         row = TableSchema(tuple(merged), True, any(sc.opaque for sc in schemas))
-        b.scalar(op.predicate, Ctx(row=row))
+        b.scalar(op.predicate, Ctx(row=row, search=True))
         return TableSchema((Column("$table", STRING), *merged), row.raw, row.opaque)
-    b.scalar(op.predicate, Ctx(row=input))
+    b.scalar(op.predicate, Ctx(row=input, search=True))
     return input
 
 
