@@ -294,12 +294,21 @@ def test_union_wildcards_match_the_querys_own_views() -> None:
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("T | where b > 5", "The operator '>' is not defined for the operand types string and long."),
+        (
+            "T | where b > 5",
+            "The operator '>' is not defined for the operand types string and long.",
+        ),
         ("print datetime(2020-01-01) > 1", "operand types datetime and long"),
         ("default | where duration < 2", "operand types timespan and long"),
-        ("T | where a and true", "The operator 'and' is not defined for the operand types long and bool."),
+        (
+            "T | where a and true",
+            "The operator 'and' is not defined for the operand types long and bool.",
+        ),
         ("T | where isnull(a) or b", "operand types bool and string"),
-        ("print strlen(1)", "Argument 'string' of strlen(): expected a string or dynamic, found long."),
+        (
+            "print strlen(1)",
+            "Argument 'string' of strlen(): expected a string or dynamic, found long.",
+        ),
         ("print array_length('a')", "expected a dynamic array, found string"),
         ("T | summarize sum(b)", "expected a number, timespan or datetime, found string"),
         ("T | summarize avg(b)", "The function 'avg' is not compatible with arguments (string)."),
