@@ -10,6 +10,7 @@ success goes in the response, failures become the gRPC status of :mod:`bzrk.inge
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,7 +19,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from bzrk.ingest import metrics
 from bzrk.ingest.errors import BadRequest, IngestError
-from bzrk.ingest.http import PROTOBUF, SIGNALS, Signal, decode_otlp, success_response
+from bzrk.ingest.http import PROTOBUF, SIGNALS, Signal, decode_and_map, success_response
 from bzrk.ingest.pipeline import IngestPipeline
 
 SERVICES = {
@@ -36,8 +37,8 @@ def _export_handler(
         try:
             token = await pipeline.tokens.resolve(metadata.get("authorization"))
             async with pipeline.admission.admit(len(raw) * 2):
-                request = decode_otlp(signal, raw, PROTOBUF)
-                outcome = await pipeline.write(token, signal.mapper(request), signal.name)
+                mapped = await asyncio.to_thread(decode_and_map, signal, raw, PROTOBUF)
+                outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
             if isinstance(exc, BadRequest):
                 metrics.INVALID_REQUESTS.labels(signal.name).inc()

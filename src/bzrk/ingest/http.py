@@ -8,6 +8,7 @@ request's encoding, 429/503 with ``Retry-After``.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -205,6 +206,11 @@ def decode_otlp(signal: Signal, body: bytes, content_type: str) -> Message:
     return message
 
 
+def decode_and_map(signal: Signal, body: bytes, content_type: str) -> otlp.Mapped:
+    """An OTLP request body as the rows of its signal, ready for the pipeline."""
+    return signal.mapper(decode_otlp(signal, body, content_type))
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -245,8 +251,9 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
             ) as hold:
                 body = await read_body(request, pipeline.max_body_bytes)
                 hold.grow_to(len(body) * 2)
-                message = decode_otlp(signal, body, content_type)
-                mapped = signal.mapper(message)
+                # Decoding and mapping cost ~15 µs per record: off the event loop, so a large
+                # request does not stall every other request of the process.
+                mapped = await asyncio.to_thread(decode_and_map, signal, body, content_type)
                 outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
             if isinstance(exc, BadRequest):
@@ -296,6 +303,19 @@ def _loki_error(exc: IngestError) -> Response:
     return Response(exc.message + "\n", exc.status, headers=headers, media_type="text/plain")
 
 
+def _decode_loki(body: bytes, content_type: str, max_bytes: int) -> otlp.Mapped:
+    if content_type == JSON:
+        streams = loki.decode_json(body)
+    elif content_type in ("application/x-protobuf", ""):
+        streams = loki.decode_protobuf(snappy_uncompress(body, max_bytes))
+    else:
+        raise UnsupportedMediaType(
+            f"unsupported Content-Type '{content_type}': use "
+            "application/x-protobuf (snappy) or application/json"
+        )
+    return loki.map_streams(streams)
+
+
 def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
     async def push(request: Request) -> Response:
         content_type = media_type(request)
@@ -306,17 +326,9 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
             ) as hold:
                 body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
                 hold.grow_to(len(body) * 4)
-                if content_type == JSON:
-                    streams = loki.decode_json(body)
-                elif content_type in ("application/x-protobuf", ""):
-                    raw = snappy_uncompress(body, pipeline.max_body_bytes)
-                    streams = loki.decode_protobuf(raw)
-                else:
-                    raise UnsupportedMediaType(
-                        f"unsupported Content-Type '{content_type}': use "
-                        "application/x-protobuf (snappy) or application/json"
-                    )
-                mapped = loki.map_streams(streams)
+                mapped = await asyncio.to_thread(
+                    _decode_loki, body, content_type, pipeline.max_body_bytes
+                )
                 await pipeline.write(token, mapped, "loki")
         except loki.LokiDecodeError as exc:
             metrics.INVALID_REQUESTS.labels("loki").inc()
