@@ -25,9 +25,6 @@ KNOWN = {
     # The corpora disagree: the docs emulator answers real, kusto-loco long; bzrk gives real.
     ("A/datetime-diff-function-00", "week", "long", "real"),
     ("C/datetime-diff-function:57", "week", "long", "real"),
-    # The binder types a graph node's property as dynamic; the plan reads the node table's
-    # own column type (the real engine's long).
-    ("C/graph-match-operator:69", "age", "dynamic", "long"),
 }
 
 

@@ -212,6 +212,11 @@ def test_graph_operators() -> None:
         f"let N = {nodes}; {edges} | make-graph src --> dst with N on name"
         " | graph-match (p)-[e*1..3]->(q) where p.age > 0 project who = p.name, age = q.age, kinds = e.kind"
     ) == [("who", "string"), ("age", "long"), ("kinds", "dynamic")]
+    # An item named like a node variable does not hide it from the items after it (ADX).
+    assert schema(
+        f"let N = {nodes}; {edges} | make-graph src --> dst with N on name"
+        " | graph-match (p)-->(q) project q = q.name, age = q.age"
+    ) == [("q", "string"), ("age", "long")]
     assert schema(
         f"{edges} | make-graph src --> dst with_node_id=name | graph-mark-components with_component_id=c"
         " | graph-to-table nodes with_node_id=Id"

@@ -86,7 +86,9 @@ def _graph_match(b: Binder, op: s.GraphMatch, input: TableSchema) -> TableSchema
         if op.where is not None:
             b.scalar(op.where, Ctx(row=row))
         if op.project:
-            return TableSchema(tuple(bind_items(b, op.project, row, mode="project")))
+            # The pattern's variables, not earlier items, are what a later item names.
+            items = bind_items(b, op.project, row, mode="project", sees_earlier=False)
+            return TableSchema(tuple(items))
         return TableSchema(tuple(Column(n, DYNAMIC) for n in names))
     finally:
         b.scopes.pop()

@@ -30,9 +30,18 @@ _SEES_EARLIER = frozenset({"project", "extend", "print"})
 
 
 def bind_items(
-    b: Binder, items: tuple[s.NamedExpr, ...], input: TableSchema, mode: str
+    b: Binder,
+    items: tuple[s.NamedExpr, ...],
+    input: TableSchema,
+    mode: str,
+    *,
+    sees_earlier: bool = True,
 ) -> list[Column]:
-    """Bind projection-like items; mode is "project", "extend", "by" or "print"."""
+    """Bind projection-like items; mode is "project", "extend", "by" or "print".
+
+    ``sees_earlier=False``: a later item does not see an earlier one (graph-match's project,
+    where ``employee = employee.name, age = employee.age`` reads the node variable twice).
+    """
     from bzrk.kql.binder.core import Ctx
 
     ctx = Ctx(row=input)
@@ -77,7 +86,7 @@ def bind_items(
                 n = unique_name(n, produced)
             produced.add(n)
             cols.append(Column(n, ty))
-            if mode in _SEES_EARLIER and n not in inputs:
+            if sees_earlier and mode in _SEES_EARLIER and n not in inputs:
                 # A later item sees this one (`extend a = x, b = a + 1`), except where it
                 # shadows an input column: there the input's column wins, as in the compiler
                 # (`extend x = x + 1, y = x` reads the input's x).
