@@ -317,6 +317,9 @@ def test_union_wildcards_match_the_querys_own_views() -> None:
         ("print array_length('a')", "expected a dynamic array, found string"),
         ("T | summarize sum(b)", "expected a number, timespan or datetime, found string"),
         ("T | summarize avg(b)", "The function 'avg' is not compatible with arguments (string)."),
+        ("print coalesce(1, 'a')", "No common type can be determined from the arguments"),
+        ("print max_of(1, true)", "No common type can be determined from the arguments"),
+        ("print min_of(now(), 1d)", "No common type can be determined from the arguments"),
     ],
 )
 def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> None:
@@ -340,6 +343,9 @@ def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> Non
         "print toupper(1), split(1, ',')",  # Kusto converts these arguments
         'default | search "error" and ("payment" or "timeout")',  # search terms are conditions
         'search "denied" or body has "x"',
+        "print coalesce(int(null), 1, 2.5, decimal(1)), max_of(true, false), min_of('a', 'b')",
+        "default | extend code = coalesce(attributes.code, 0)",  # dynamic with anything
+        "print iff(true, 1, 'a')",  # iff's branches are CommonScalarOrDynamic: Kusto takes it
     ],
 )
 def test_operands_kusto_accepts_still_bind(query: str) -> None:

@@ -256,6 +256,16 @@ def operator_not_defined(op: str, left: str, right: str) -> KqlError:
     )
 
 
+def no_common_type(name: str, types: list[str]) -> KqlError:
+    """Kusto.Language's KS232: arguments that must share a type have none (``coalesce(1, 'a')``)."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"No common type can be determined from the arguments of {name}() ({', '.join(types)}).",
+        "KS232",
+    )
+
+
 def incompatible_arguments(name: str, types: list[str]) -> KqlError:
     """Kusto.Language's KS127: no overload of ``name`` takes these argument types."""
     return KqlError(

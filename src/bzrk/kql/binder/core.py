@@ -20,6 +20,7 @@ from bzrk.kql.binder.typing_rules import (
     choose_signature,
     expected_words,
     first_mismatch,
+    lacks_common_type,
     operator_defined,
     promoted,
     return_type,
@@ -31,6 +32,7 @@ from bzrk.kql.diagnostics import (
     aggregate_outside_summarize,
     collected,
     incompatible_arguments,
+    no_common_type,
     not_scalar,
     not_tabular,
     operator_not_defined,
@@ -499,6 +501,8 @@ class Binder:
             raise type_mismatch(
                 f"Argument '{param.name}' of {name}()", expected_words(param), arg_types[i]
             ).at(e.args[i].span)
+        if lacks_common_type(sig, arg_types):
+            raise no_common_type(name, arg_types).at(e.span)
         # a `typeof(t)` argument stands for the type it names when it decides the result type
         value_types = [
             a.type if isinstance(a, s.TypeOf) and not a.type.startswith("(") else t

@@ -174,6 +174,27 @@ def first_mismatch(
     return None
 
 
+# Parameter kinds whose arguments must share one type (Kusto.Language's KS232 otherwise):
+# coalesce's CommonScalar, max_of/min_of's CommonOrderable. iff/case's CommonScalarOrDynamic
+# take anything.
+_STRICT_COMMON_KINDS = frozenset({"CommonScalar", "CommonOrderable"})
+
+
+def lacks_common_type(sig: Signature, args: list[str]) -> bool:
+    """Whether the arguments of a parameter that needs one common type have none: two
+    different types that are not both numbers (``coalesce(1, 'a')``, ``max_of(1, true)``).
+
+    A dynamic argument is accepted with any type (an OTel attribute is dynamic:
+    ``coalesce(attributes.code, 0)``), which Kusto.Language refuses.
+    """
+    typed = {
+        a
+        for p, a in zip(sig.param_for(len(args)), args, strict=False)
+        if p.type_kind in _STRICT_COMMON_KINDS and a not in (UNKNOWN, DYNAMIC)
+    }
+    return len(typed) > 1 and not typed <= NUMERIC_TYPES
+
+
 def expected_words(param: Parameter) -> str:
     """What a parameter takes, in the words of a type-mismatch message."""
     if param.type_kind == "Declared" and param.types:
