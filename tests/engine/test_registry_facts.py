@@ -151,6 +151,36 @@ async def test_a_cached_plan_reads_the_registry_afresh_when_a_path_gains_types( 
 
 
 @pytest.mark.anyio
+async def test_the_registry_is_read_again_only_after_a_write(  # type: ignore[no-untyped-def]
+    service,
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    svc, _ = service
+    registry_reads: list[str] = []
+    read = catalog.backend.query_arrow
+
+    def recording_read(sql: str, *args: Any, **kwargs: Any) -> Any:
+        if "$paths" in sql:
+            registry_reads.append(sql)
+        return read(sql, *args, **kwargs)
+
+    monkeypatch.setattr(catalog.backend, "query_arrow", recording_read)
+    query = (
+        'default | summarize n = count() by r = tostring(attributes["http.route"]) | order by r asc'
+    )
+    assert await final_rows(svc, query) == [["/a", 2], ["/b", 1]]
+    assert await final_rows(svc, query) == [["/a", 2], ["/b", 1]]
+    assert len(registry_reads) == 1  # the second run answered the same facts from memory
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", _logs(3, {"http.route": _i(5)})))
+    # The path now holds a number: the next run reads the registry again and converts it.
+    assert await final_rows(svc, query) == [["/a", 2], ["/b", 1], ["5", 1]]
+    assert len(registry_reads) == 2
+
+
+@pytest.mark.anyio
 async def test_numbers_only_path_converts_without_text(service) -> None:  # type: ignore[no-untyped-def]
     svc, recording = service
     rows = await final_rows(

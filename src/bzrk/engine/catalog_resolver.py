@@ -125,16 +125,42 @@ class CatalogResolver(TableResolver):
         return source
 
 
+# Registry reads a table's reader keeps (one per distinct set of paths a query names).
+_MAX_CACHED_READS = 256
+
+
 def _reader(backend: Any) -> Callable[[str], list[dict[str, Any]]] | None:
     """How a run reads the path registry's facts from the catalogue's store (None: the SQL
-    asks for them itself)."""
+    asks for them itself).
+
+    A store only this process writes (chDB: its ``write_generation`` counts every statement
+    that may write) answers a registry read again from memory until the next write: the read
+    is a query of its own (~3 ms) before every run of a query naming a bag path. The count is
+    taken before the read, so a write racing with it makes the next run read again. A store
+    others write too (a ClickHouse server) is read every run.
+    """
     if backend is None or not hasattr(backend, "query_arrow"):
         return None
 
     def read(sql: str) -> list[dict[str, Any]]:
         return list(backend.query_arrow(sql, settings=None).to_pylist())
 
-    return read
+    if not hasattr(backend, "write_generation"):
+        return read
+    cache: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+
+    def cached(sql: str) -> list[dict[str, Any]]:
+        generation = backend.write_generation
+        hit = cache.get(sql)
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        rows = read(sql)
+        if len(cache) >= _MAX_CACHED_READS:
+            cache.clear()
+        cache[sql] = (generation, rows)
+        return rows
+
+    return cached
 
 
 # Distinct tables whose sources a service keeps (more is a sign of churn: start again).

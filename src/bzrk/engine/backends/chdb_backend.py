@@ -120,6 +120,10 @@ class ChdbBackend:
             Path(resolved).mkdir(parents=True, exist_ok=True)
             _open_path = resolved
         self.path = resolved
+        # Counts the statements that may have written (inserts, DDL, anything run by
+        # ``execute``; queries run read-only). No other process opens the store, so an
+        # unchanged count means unchanged data: what a cache of small reads keys on.
+        self.write_generation = 0
         self._local = threading.local()
         self._connections: list[chdb.Connection] = []
         self._connections_lock = threading.Lock()
@@ -157,7 +161,10 @@ class ChdbBackend:
             conn.close()
 
     def execute(self, sql: str, *, settings: QuerySettings | None = None) -> None:
-        self._run(sql + _settings_clause(settings), "CSV", None)
+        try:
+            self._run(sql + _settings_clause(settings), "CSV", None)
+        finally:
+            self.write_generation += 1
 
     @contextlib.contextmanager
     def _readonly(self, settings: QuerySettings | None, **extra: Any) -> Iterator[chdb.Connection]:
@@ -279,9 +286,12 @@ class ChdbBackend:
         columns = ", ".join(f"`{name}`" for name in data.column_names)
         with map_backend_errors(None):
             conn = self._conn()
-            with conn.send_insert(f"INSERT INTO {table} ({columns})", "ArrowStream") as ins:
-                ins.append(sink.getvalue())
-                ins.finish()
+            try:
+                with conn.send_insert(f"INSERT INTO {table} ({columns})", "ArrowStream") as ins:
+                    ins.append(sink.getvalue())
+                    ins.finish()
+            finally:
+                self.write_generation += 1
 
     def kill(self, query_id: str) -> None:
         if not all(c.isalnum() or c in "-_" for c in query_id):
