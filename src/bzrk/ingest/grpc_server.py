@@ -10,7 +10,6 @@ success goes in the response, failures become the gRPC status of :mod:`bzrk.inge
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,7 +36,7 @@ def _export_handler(
         try:
             token = await pipeline.tokens.resolve(metadata.get("authorization"))
             async with pipeline.admission.admit(len(raw) * 2):
-                mapped = await asyncio.to_thread(decode_and_map, signal, raw, PROTOBUF)
+                mapped = await pipeline.decode(decode_and_map, signal, raw, PROTOBUF)
                 outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
             if isinstance(exc, BadRequest):

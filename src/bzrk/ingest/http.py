@@ -8,7 +8,6 @@ request's encoding, 429/503 with ``Retry-After``.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import json
@@ -253,7 +252,7 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
                 hold.grow_to(len(body) * 2)
                 # Decoding and mapping cost ~15 µs per record: off the event loop, so a large
                 # request does not stall every other request of the process.
-                mapped = await asyncio.to_thread(decode_and_map, signal, body, content_type)
+                mapped = await pipeline.decode(decode_and_map, signal, body, content_type)
                 outcome = await pipeline.write(token, mapped, signal.name)
         except IngestError as exc:
             if isinstance(exc, BadRequest):
@@ -326,7 +325,7 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
             ) as hold:
                 body = await read_body(request, pipeline.max_body_bytes, snappy_body=True)
                 hold.grow_to(len(body) * 4)
-                mapped = await asyncio.to_thread(
+                mapped = await pipeline.decode(
                     _decode_loki, body, content_type, pipeline.max_body_bytes
                 )
                 await pipeline.write(token, mapped, "loki")

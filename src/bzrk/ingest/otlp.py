@@ -28,7 +28,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.metrics.v1 import metrics_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from bzrk.storage.writer import ROW_FIELDS, rows_to_arrow
+from bzrk.storage.writer import ROW_FIELDS, column_array, rows_to_arrow
 
 Row = dict[str, Any]
 ROUTE_ATTRIBUTE = "bzrk.table"
@@ -346,7 +346,7 @@ def _log_table(columns: dict[str, list[Any]]) -> pa.Table:
     arrays: list[pa.Array] = []
     names: list[str] = []
     for name, dtype in _LOG_FIELDS:
-        array = pa.array(columns[name], type=dtype)
+        array = column_array(columns[name], dtype)
         if name in _LOG_ALWAYS or array.null_count < len(array):
             arrays.append(array)
             names.append(name)

@@ -58,6 +58,19 @@ for _column in STORED_COLUMNS:
     elif _column.ch_type.startswith("JSON"):
         _DEFAULTS[_column.name] = "{}"
 
+def column_array(values: list[object], dtype: pa.DataType) -> pa.Array:
+    """``values`` (Python scalars, None for null) as an Arrow array of ``dtype``.
+
+    Timestamps are given as int nanoseconds: they are built as int64 and viewed as the
+    timestamp type (the same bits). pyarrow converts distinct Python ints into a time-zoned
+    timestamp type ~100× slower (2.2 µs a value against 0.02: a third of the log mapping's
+    time at ingest).
+    """
+    if pa.types.is_timestamp(dtype):
+        return pa.array(values, type=pa.int64()).view(dtype)
+    return pa.array(values, type=dtype)
+
+
 ROW_FIELDS: tuple[tuple[str, pa.DataType], ...] = tuple(
     (c.name, arrow_type(c.ch_type)) for c in STORED_COLUMNS
 )
@@ -72,7 +85,7 @@ def rows_to_arrow(rows: list[Row]) -> pa.Table:
         if name not in present:
             continue
         default = _DEFAULTS.get(name)
-        arrays.append(pa.array([row.get(name, default) for row in rows], type=dtype))
+        arrays.append(column_array([row.get(name, default) for row in rows], dtype))
         names.append(name)
     return pa.Table.from_arrays(arrays, names=names)
 
