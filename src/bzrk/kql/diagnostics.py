@@ -237,22 +237,77 @@ def wrong_argument_count(name: str, given: int, lo: int, hi: int) -> KqlError:
     )
 
 
-def type_mismatch(what: str, expected: str, actual: str) -> KqlError:
+def type_mismatch(what: str, expected: str, actual: str, kusto_code: str = "KS107") -> KqlError:
     return KqlError(
         "TypeMismatch",
         "Type mismatch",
         f"{what}: expected {expected}, found {actual}.",
-        "KS107",
+        kusto_code,
     )
 
 
-def operator_not_defined(op: str, left: str, right: str) -> KqlError:
+def argument_count_shape(name: str, rule: str) -> KqlError:
+    """Kusto.Language's KS121: a count the signature allows but the function's shape does not
+    (``case`` takes predicate/value pairs and an else, ``bag_pack`` key/value pairs)."""
+    return KqlError(
+        "WrongArgumentCount",
+        "Wrong number of arguments",
+        f"Function {_quote(name)} takes {rule}.",
+        "KS121",
+    )
+
+
+def column_name_expected(name: str) -> KqlError:
+    """Kusto.Language's KS109 for an argument that must name a column (``bag_pack_columns``)."""
+    return KqlError(
+        "TypeMismatch",
+        "Column name expected",
+        f"Every argument of {name}() must name a column.",
+        "KS109",
+    )
+
+
+def wrong_data_count(columns: int, values: int) -> KqlError:
+    """Kusto.Language's KS173: a datatable whose values do not fill whole rows."""
+    return KqlError(
+        "InvalidArgument",
+        "Incomplete datatable row",
+        f"The datatable has {values} value(s); they must come in multiples of its {columns} column(s).",
+        "KS173",
+    )
+
+
+def operator_not_defined(op: str, *operands: str) -> KqlError:
     """Kusto.Language's KS106 for an operator without a signature for these operand types."""
+    types = ", ".join(operands[:-1]) + f" and {operands[-1]}"
     return KqlError(
         "TypeMismatch",
         "Type mismatch",
-        f"The operator '{op}' is not defined for the operand types {left} and {right}.",
+        f"The operator '{op}' is not defined for the operand types {types}.",
         "KS106",
+    )
+
+
+def join_key_types(name: str, left: str, right: str, kusto_code: str = "KS227") -> KqlError:
+    """Kusto.Language's KS227 (``on k``) and KS242 (``on $left.a == $right.b``): join keys
+    whose types differ on the two sides."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"The join key {_quote(name)} has type {left} on the left and {right} on the right;"
+        " the keys must have one type (convert one side).",
+        kusto_code,
+    )
+
+
+def element_access_not_allowed(actual: str) -> KqlError:
+    """Kusto.Language's KS147: ``[]`` or ``.name`` on a value that is not dynamic."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"The element access operator is not allowed on a value of type {actual};"
+        " only a dynamic value has elements.",
+        "KS147",
     )
 
 

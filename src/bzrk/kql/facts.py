@@ -94,6 +94,25 @@ TYPE_ALIASES: dict[str, str] = {
     "dynamic": "dynamic",
 }
 
+# The typed literals a `dynamic(...)` value may hold (Kusto.Language's JSON grammar): not `int`,
+# `int32`, `boolean` or `string`, nor `decimal` (KS215: "Decimal values are not supported in
+# dynamic objects").
+DYNAMIC_ELEMENT_TYPES = frozenset(
+    {
+        "bool",
+        "long",
+        "int64",
+        "real",
+        "double",
+        "float",
+        "datetime",
+        "date",
+        "timespan",
+        "time",
+        "guid",
+    }
+)
+
 # String predicates (case-insensitive unless `_cs`); each also exists negated as `!name`.
 STRING_OPERATORS = frozenset(
     {

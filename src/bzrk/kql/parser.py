@@ -29,6 +29,7 @@ from bzrk.kql.diagnostics import (
 )
 from bzrk.kql.facts import (
     DECIMAL_MAX,
+    DYNAMIC_ELEMENT_TYPES,
     OPERATOR_PARAMS,
     STRING_OPERATORS,
     TIMESPAN_UNITS,
@@ -847,7 +848,7 @@ class Parser:
                         break
                 self.expect_op("}")
                 return bag
-            if t.kind == Kind.OP and t.text in ("-", "+"):
+            if t.kind == Kind.OP and t.text == "-":  # JSON has no `+1`, nor Kusto's dynamic
                 self.advance()
                 inner = self.parse_dynamic_value()
                 if not isinstance(inner, int | float) or isinstance(inner, bool):
@@ -879,7 +880,9 @@ class Parser:
                     inner = self.parse_dynamic_value() if not self.at_op(")") else None
                     self.expect_op(")")
                     return inner
-                if low in TYPE_ALIASES and self.at_op("("):
+                if low == "decimal" and self.at_op("("):
+                    raise bad_literal(t.text, "dynamic").at(t.span)  # Kusto's KS215
+                if low in DYNAMIC_ELEMENT_TYPES and self.at_op("("):
                     self.pos -= 1
                     lit = self.parse_scalar_typed_literal(TYPE_ALIASES[low])
                     if not isinstance(lit, s.Literal):

@@ -15,8 +15,10 @@ from typing import Any, Union
 
 from bzrk.kql import syntax as s
 from bzrk.kql.binder.bound import BoundQuery, CallInfo
+from bzrk.kql.binder.call_rules import GRAPH_ONLY, check_shape
 from bzrk.kql.binder.typing_rules import (
     arithmetic_type,
+    between_defined,
     choose_signature,
     expected_words,
     first_mismatch,
@@ -31,6 +33,7 @@ from bzrk.kql.diagnostics import (
     KqlError,
     aggregate_outside_summarize,
     collected,
+    element_access_not_allowed,
     incompatible_arguments,
     no_common_type,
     not_scalar,
@@ -51,6 +54,7 @@ from bzrk.kql.symbols import (
     LONG,
     NUMERIC_TYPES,
     RAW_COLUMN,
+    STRING,
     UNKNOWN,
     Column,
     ColumnSymbol,
@@ -97,6 +101,8 @@ class Binder:
         # graph values (make-graph output): schema identity → (node schema, edge schema)
         self.graphs: dict[int, tuple[TableSchema, TableSchema]] = {}
         self.graph_values: list[TableSchema] = []
+        # >0 inside graph-match's where/project, where the graph functions exist
+        self.graph_depth = 0
         self.poisoned: set[str] = set()  # `let` names whose definition failed to bind
         # A time.monotonic() instant past which binding stops (None: no deadline).
         self.deadline: float | None = None
@@ -329,6 +335,8 @@ class Binder:
                 self.bound.symbols[e] = ColumnSymbol(col.name, col.type)
                 return col.type
             return UNKNOWN if base.opaque else DYNAMIC
+        if base not in (DYNAMIC, UNKNOWN):  # `x.a` over a long: no element to take
+            raise element_access_not_allowed(base).at(e.span)
         tsym = self.bound.symbols.get(target)
         if isinstance(tsym, RawPathSymbol):
             self.bound.symbols[e] = RawPathSymbol((*tsym.path, e.name))
@@ -336,9 +344,15 @@ class Binder:
 
     def _index(self, e: s.Index, ctx: Ctx) -> Value:
         base = self.bind(e.target, ctx)
-        self.scalar(e.index, ctx)
+        index = self.scalar(e.index, ctx)
         if isinstance(base, TableSchema):
             return UNKNOWN
+        if base not in (DYNAMIC, UNKNOWN):  # `tostring(x)[0]`, `n['a']` over a long: KS147
+            raise element_access_not_allowed(base).at(e.span)
+        if index not in _INDEX_TYPES:  # `a[1.5]`, `a[1h]`: Kusto's KS141
+            raise type_mismatch("An element index", "int, long or string", index, "KS141").at(
+                e.index.span
+            )
         tsym = self.bound.symbols.get(e.target)
         key = _literal_string(e.index)
         if isinstance(tsym, RawPathSymbol) and key is not None:
@@ -366,10 +380,15 @@ class Binder:
         if self.depth + len(spine) > MAX_BIND_DEPTH:
             # the engine compiles (and ClickHouse analyses) such a chain as nested calls
             raise too_deep().at(e.span)
-        left = self._term_type(node, self.scalar(node, ctx), ctx)
+        left = self.scalar(node, ctx)
         result: str = left
         for b in reversed(spine):
-            right = self._term_type(b.right, self.scalar(b.right, ctx), ctx)
+            right = self.scalar(b.right, ctx)
+            if b.op in ("and", "or"):
+                left, right = (
+                    self._term_type(b.left, left, ctx),
+                    self._term_type(b.right, right, ctx),
+                )
             result = self._binary_type(b, left, right)
             if b is not e:
                 self.bound.types[b] = result
@@ -378,7 +397,8 @@ class Binder:
 
     @staticmethod
     def _term_type(node: s.Expr, t: str, ctx: Ctx) -> str:
-        """A search term (a string literal in a `search` predicate) is a condition."""
+        """A search term (a string literal joined by `and`/`or` in a `search` predicate) is a
+        condition; beside `has` or `==` it stays a string."""
         if ctx.search and t == "string" and isinstance(node, s.Literal):
             return BOOL
         return t
@@ -399,7 +419,12 @@ class Binder:
         return BOOL
 
     def _in(self, e: s.InList, ctx: Ctx) -> Value:
-        self.scalar(e.left, ctx)
+        left = self.scalar(e.left, ctx)
+        if e.op.lower() not in ("in", "!in") and left not in (STRING, DYNAMIC, UNKNOWN):
+            # `n has_any ('a')`, `n in~ ('a')` over a long: Kusto's KS107
+            raise type_mismatch(f"The left operand of {e.op}", "string or dynamic", left).at(
+                e.left.span
+            )
         for item in e.items:
             self.bind(item, Ctx(row=None) if _is_tabular_syntax(item) else ctx)
         if e.op.lower() in _MEMBERSHIP:
@@ -407,9 +432,9 @@ class Binder:
         return BOOL
 
     def _between(self, e: s.Between, ctx: Ctx) -> Value:
-        self.scalar(e.value, ctx)
-        self.scalar(e.low, ctx)
-        self.scalar(e.high, ctx)
+        types = (self.scalar(e.value, ctx), self.scalar(e.low, ctx), self.scalar(e.high, ctx))
+        if not between_defined(*types):
+            raise operator_not_defined("!between" if e.negated else "between", *types).at(e.span)
         return BOOL
 
     def _lambda(self, e: s.Lambda, ctx: Ctx) -> Value:
@@ -473,7 +498,7 @@ class Binder:
         if ctx.aggregates:
             fn = AGGREGATES.get(name)
             kind = "aggregate"
-        if fn is None:
+        if fn is None and (name not in GRAPH_ONLY or self.graph_depth):
             fn = FUNCTIONS.get(name)
             kind = "scalar"
         if fn is None:
@@ -493,7 +518,9 @@ class Binder:
         sig = choose_signature(fn, arg_types)
         if sig is None:
             raise wrong_argument_count(name, len(e.args), fn.min_args, fn.max_args).at(e.span)
-        mismatch = first_mismatch(sig, arg_types, declared=kind == "scalar")
+        check_shape(name, e.args, arg_types, e.span)
+        # count(x) of any x runs in Kusto (its catalogued parameter is a bool predicate)
+        mismatch = first_mismatch(sig, arg_types, declared=kind == "scalar" or name != "count")
         if mismatch is not None:
             i, param = mismatch
             if sum(1 for other in fn.signatures if other.accepts_count(len(arg_types))) > 1:
@@ -659,6 +686,8 @@ def _literal_string(expr: s.Expr) -> str | None:
 
 
 _MEMBERSHIP = frozenset({"in", "!in", "in~", "!in~"})
+# What indexes a dynamic value: a position or a key (a dynamic one is looked up at run time).
+_INDEX_TYPES = frozenset({"int", "long", "string", DYNAMIC, UNKNOWN})
 
 
 def _literal_family(t: str) -> str:
@@ -819,8 +848,8 @@ def _database(b: Binder, e: s.Call, ctx: Ctx) -> Value:
 
 def _dynamic_call(name: str) -> SpecialBinder:
     def bind_args(b: Binder, e: s.Call, ctx: Ctx) -> Value:
-        for a in e.args:
-            b.bind(a, ctx)
+        types = [b.bind(a, ctx) for a in e.args]
+        check_shape(name, e.args, [t if isinstance(t, str) else UNKNOWN for t in types], e.span)
         fn = FUNCTIONS.get(name)
         b.bound.calls[e] = CallInfo("scalar", fn, fn.signatures[0] if fn else None, DYNAMIC)
         return DYNAMIC

@@ -69,6 +69,7 @@ def _graph_match(b: Binder, op: s.GraphMatch, input: TableSchema) -> TableSchema
     nodes, edges = _graph_of(b, input)
     many_edges = TableSchema(tuple(Column(c.name, DYNAMIC) for c in edges.columns), opaque=True)
     b.scopes.append({})
+    b.graph_depth += 1
     try:
         names: list[str] = []
         for pattern in op.patterns:
@@ -91,6 +92,7 @@ def _graph_match(b: Binder, op: s.GraphMatch, input: TableSchema) -> TableSchema
             return TableSchema(tuple(items))
         return TableSchema(tuple(Column(n, DYNAMIC) for n in names))
     finally:
+        b.graph_depth -= 1
         b.scopes.pop()
 
 

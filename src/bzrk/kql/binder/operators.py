@@ -14,11 +14,20 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.core import Binder, Ctx
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
-from bzrk.kql.binder.typing_rules import widest
+from bzrk.kql.binder.typing_rules import arithmetic_type, widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
-from bzrk.kql.diagnostics import duplicate_column, type_mismatch, unknown_name, unknown_plugin
+from bzrk.kql.diagnostics import (
+    duplicate_column,
+    join_key_types,
+    operator_not_defined,
+    type_mismatch,
+    unknown_name,
+    unknown_plugin,
+    wrong_data_count,
+)
 from bzrk.kql.symbols import (
     BOOL,
+    DATETIME,
     DYNAMIC,
     EMPTY_SCHEMA,
     INT,
@@ -26,6 +35,7 @@ from bzrk.kql.symbols import (
     NUMERIC_TYPES,
     REAL,
     STRING,
+    TIMESPAN,
     UNKNOWN,
     Column,
     ColumnSymbol,
@@ -50,8 +60,18 @@ def _where(b: Binder, op: s.Where, input: TableSchema) -> TableSchema:
     return input
 
 
+def _integer(b: Binder, expr: s.Expr, ctx: Ctx, what: str) -> None:
+    """Bind a row count or limit: Kusto takes an int or long there (KS134), not `1.5` or `'5'`."""
+    t = b.scalar(expr, ctx)
+    if t not in (INT, LONG, UNKNOWN):
+        raise type_mismatch(what, "an integer", t, "KS134").at(expr.span)
+
+
+_SUMMABLE = frozenset({*NUMERIC_TYPES, TIMESPAN, DATETIME, UNKNOWN})
+
+
 def _take(b: Binder, op: s.Take | s.Tail | s.Sample, input: TableSchema) -> TableSchema:
-    b.scalar(op.count, Ctx(row=input))
+    _integer(b, op.count, Ctx(row=input), "The row count")
     return input
 
 
@@ -62,7 +82,7 @@ def _sort(b: Binder, op: s.Sort, input: TableSchema) -> TableSchema:
 
 
 def _top(b: Binder, op: s.Top, input: TableSchema) -> TableSchema:
-    b.scalar(op.count, Ctx())
+    _integer(b, op.count, Ctx(), "The row count of top")
     b.scalar(op.key.expr, Ctx(row=input))
     if isinstance(op.key.expr, s.Binary) and op.key.expr.op == "similarto":
         # Berserk semantic search: `top N by body similarto "text"` adds the similarity score
@@ -128,7 +148,10 @@ def _project_keep(b: Binder, op: s.ProjectKeep, input: TableSchema) -> TableSche
 
 def _project_rename(b: Binder, op: s.ProjectRename, input: TableSchema) -> TableSchema:
     cols = list(input.columns)
+    renamed = {old for _, old in op.renames}
     for new, old in op.renames:
+        if new != old and new not in renamed and input.find(new) is not None:
+            raise duplicate_column(new).at(op.span)  # `project-rename v = t` keeping v: KS171
         for i, c in enumerate(cols):
             if c.name == old:
                 cols[i] = Column(new, c.type)
@@ -189,13 +212,29 @@ def _join_keys(
             for side in (left, right):
                 if side.find(e.name) is None and not (side.opaque or side.raw):
                     raise unknown_name(e.name).at(e.span)
-            col = left.find(e.name) or right.find(e.name)
+            lcol, rcol = left.find(e.name), right.find(e.name)
+            if lcol is not None and rcol is not None and not _same_key_type(lcol.type, rcol.type):
+                raise join_key_types(e.name, lcol.type, rcol.type).at(e.span)
+            col = lcol or rcol
             b.bound.symbols[e] = ColumnSymbol(e.name, col.type if col else UNKNOWN)
             b.bound.types[e] = col.type if col else UNKNOWN
             same.append(e.name)
         else:
             b.scalar(e, ctx)
+            if isinstance(e, s.Binary) and e.op == "==":
+                lt, rt = b.bound.types.get(e.left, UNKNOWN), b.bound.types.get(e.right, UNKNOWN)
+                if not _same_key_type(lt, rt):
+                    name = s.dotted_name(e.left) or "key"
+                    raise join_key_types(name, lt, rt, "KS242").at(e.span)
     return same
+
+
+def _same_key_type(left: str, right: str) -> bool:
+    """Join keys match when their types are one (Kusto's KS227/KS242); an int and a long are one
+    integer here, and a dynamic or unknown key goes with any."""
+    if left == right or {left, right} & {DYNAMIC, UNKNOWN}:
+        return True
+    return {left, right} <= {INT, LONG}
 
 
 def _param(op_params: tuple[s.OperatorParam, ...], name: str, default: str) -> str:
@@ -322,7 +361,9 @@ def _mv_expand_cols(b: Binder, op: s.MvExpand | s.MvApply, input: TableSchema) -
     index = {c.name: i for i, c in enumerate(cols)}
     for item in op.items:
         ne = item.item
-        b.scalar(ne.expr, Ctx(row=input))
+        t = b.scalar(ne.expr, Ctx(row=input))
+        if t not in (DYNAMIC, UNKNOWN):  # `mv-expand n` over a long: Kusto's KS141
+            raise type_mismatch("The expanded expression", DYNAMIC, t, "KS141").at(ne.expr.span)
         name = ne.names[0] if ne.names else (expression_name(ne.expr) or "Column1")
         b.bound.names[ne] = (name,)
         col = Column(name, item.to_type or DYNAMIC)
@@ -332,7 +373,7 @@ def _mv_expand_cols(b: Binder, op: s.MvExpand | s.MvApply, input: TableSchema) -
             index[name] = len(cols)
             cols.append(col)
     if op.limit is not None:
-        b.scalar(op.limit, Ctx())
+        _integer(b, op.limit, Ctx(), "The limit of mv-expand")
     for p in op.params:
         if p.name == "with_itemindex" and isinstance(p.value, s.NameRef):
             cols.append(Column(p.value.name, LONG))
@@ -417,7 +458,7 @@ def _evaluate(b: Binder, op: s.Evaluate, input: TableSchema) -> TableSchema:
 
 
 def _sample_distinct(b: Binder, op: s.SampleDistinct, input: TableSchema) -> TableSchema:
-    b.scalar(op.count, Ctx())
+    _integer(b, op.count, Ctx(), "The row count of sample-distinct")
     t = b.scalar(op.of, Ctx(row=input))
     return TableSchema((Column(expression_name(op.of) or "Column1", t),))
 
@@ -615,6 +656,15 @@ def _range(b: Binder, op: s.Range, input: TableSchema) -> TableSchema:
     t = b.scalar(op.start, Ctx())
     end = b.scalar(op.end, Ctx())
     step = b.scalar(op.step, Ctx())
+    for expr, typ, what in ((op.start, t, "from"), (op.end, end, "to"), (op.step, step, "step")):
+        if typ not in _SUMMABLE:
+            raise type_mismatch(
+                f"The {what} value of range", "a number, timespan or datetime", typ, "KS138"
+            ).at(expr.span)
+    # `from 1h to 2h step 1`: a step that cannot be added to the bounds (Kusto checks it only
+    # when both bounds have one type: `from datetime(…) to 10 step 1` runs)
+    if t == end and arithmetic_type("+", t, step) is None:
+        raise operator_not_defined("+", t, step).at(op.step.span)
     if t in (INT, LONG, REAL, "decimal"):
         t = widest([t, *(x for x in (end, step) if x in (INT, LONG, REAL, "decimal"))])
     return TableSchema((Column(op.name, t),))
@@ -628,6 +678,8 @@ def _datatable(b: Binder, op: s.DataTable, input: TableSchema) -> TableSchema:
         names.add(c.name)
     for v in op.values:
         b.scalar(v, Ctx())
+    if op.columns and len(op.values) % len(op.columns):
+        raise wrong_data_count(len(op.columns), len(op.values)).at(op.span)
     return TableSchema(tuple(Column(c.name, c.type) for c in op.columns))
 
 

@@ -80,8 +80,8 @@ def bind_items(
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
         for n, ty in zip(names, types, strict=False):
-            if n in produced and mode == "project":
-                raise duplicate_column(n).at(item.span)
+            if n in produced and (mode == "project" or (item.names and mode in ("extend", "by"))):
+                raise duplicate_column(n).at(item.span)  # `extend v = 1, v = 2`: KS171
             if n in produced and mode != "extend":
                 n = unique_name(n, produced)
             produced.add(n)

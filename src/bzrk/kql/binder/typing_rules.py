@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from bzrk.kql.catalog import FunctionSymbol, Parameter, Signature
+from bzrk.kql.facts import STRING_OPERATORS
 from bzrk.kql.symbols import (
     BOOL,
     DATETIME,
@@ -37,17 +38,24 @@ def arithmetic_type(op: str, left: str, right: str) -> str | None:
 _ORDERING = frozenset({"<", "<=", ">", ">="})
 _LOGICAL = frozenset({"and", "or"})
 _ORDERED_NUMBERS = NUMERIC_TYPES | {BOOL}
+# Operators over text: both operands a string (or dynamic), each also negated with `!`
+# (`similarto` is Berserk's semantic search, checked by its own rule).
+_TEXT_OPERATORS = (STRING_OPERATORS - {"similarto"}) | {"=~", "!~", "matches regex"}
+_TEXT_OPERANDS = frozenset({STRING, DYNAMIC})
 
 
 def operator_defined(op: str, left: str, right: str) -> bool:
-    """Whether KQL defines the ordering (``<`` ``<=`` ``>`` ``>=``) or logical (``and`` ``or``)
-    operator ``op`` for these operand types (Kusto.Language's signatures: numbers and bools with
-    each other, a datetime or timespan with its own kind; ``and``/``or`` over bools). Other
+    """Whether KQL defines the ordering (``<`` ``<=`` ``>`` ``>=``), logical (``and`` ``or``)
+    or text (``has``, ``contains``, ``=~``, ``matches regex``, …) operator ``op`` for these
+    operand types (Kusto.Language's signatures: numbers and bools with each other, a datetime or
+    timespan with its own kind; ``and``/``or`` over bools; text operators over strings). Other
     operators are not checked here. A dynamic operand is accepted with any type, where
     Kusto.Language asks for a number or a dynamic: OTel attributes are dynamic, and comparing
     one with ``ago(1h)`` is the engine's conversion to make, not a query error."""
     if UNKNOWN in (left, right):
         return True
+    if op in _TEXT_OPERATORS or (op.startswith("!") and op[1:] in _TEXT_OPERATORS):
+        return left in _TEXT_OPERANDS and right in _TEXT_OPERANDS
     if op in _LOGICAL:
         return left in (BOOL, DYNAMIC) and right in (BOOL, DYNAMIC)
     if op not in _ORDERING or DYNAMIC in (left, right):
@@ -55,6 +63,22 @@ def operator_defined(op: str, left: str, right: str) -> bool:
     if left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS:
         return True
     return left == right and left in (DATETIME, TIMESPAN)
+
+
+def between_defined(value: str, low: str, high: str) -> bool:
+    """Whether ``value between (low .. high)`` is defined (Kusto.Language's signatures: numbers
+    between numbers, a datetime between a datetime and a datetime or timespan, a timespan
+    between timespans). A dynamic operand goes with any type, as for ``<``."""
+    if UNKNOWN in (value, low, high) or value == DYNAMIC:
+        return True
+    bounds = [t for t in (low, high) if t != DYNAMIC]
+    if value in NUMERIC_TYPES:
+        return all(t in NUMERIC_TYPES for t in bounds)
+    if value == DATETIME:
+        return low in (DATETIME, DYNAMIC) and high in (DATETIME, TIMESPAN, DYNAMIC)
+    if value == TIMESPAN:
+        return all(t == TIMESPAN for t in bounds)
+    return False
 
 
 def widest(types: list[str]) -> str:
@@ -204,7 +228,7 @@ def expected_words(param: Parameter) -> str:
 
 # Parameter kinds that take numbers, and argument types no number converts from.
 _NUMERIC_KINDS = frozenset({"Integer", "Number", "RealOrDecimal"})
-_NOT_NUMBERS = frozenset({"string", "guid", "datetime", "timespan"})
+_NOT_NUMBERS = frozenset({"string", "guid", "datetime", "timespan", "bool"})
 
 
 # Argument types that parameters of these kinds refuse (Kusto.Language's errors; a dynamic or
