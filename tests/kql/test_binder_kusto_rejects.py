@@ -37,6 +37,8 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         ("range x from 1h to 2h step 1", "KS106"),
         # datatable values fill whole rows
         ("datatable(a:long, b:long)[1, 2, 3]", "KS173"),
+        # a repeatable parameter has a bound too: jaccard_index takes two sets
+        ("print x = jaccard_index(dynamic([1]), dynamic([2]), dynamic([3]))", "KS119"),
         # a bool is not a number
         ("print x = sqrt(true)", "KS107"),
         ("print x = round(1.5, true)", "KS107"),

@@ -65,9 +65,8 @@ class Signature:
         )
 
     def accepts_count(self, n: int) -> bool:
-        if not any(p.repeatable for p in self.params):
-            return self.min_args <= n <= sum(p.max for p in self.params)
-        return n >= self.min_args
+        # a repeatable parameter has its own bound too: `jaccard_index(set, set)` takes two
+        return self.min_args <= n <= sum(p.max for p in self.params)
 
     def param_for(self, n: int) -> list[Parameter]:
         """The parameter each of `n` arguments binds to (repeatable blocks cycle)."""
@@ -107,9 +106,10 @@ class FunctionSymbol:
 
     @property
     def max_args(self) -> int:
-        if any(any(p.repeatable for p in s.params) for s in self.signatures):
-            return -1
-        return max(s.max_args for s in self.signatures)
+        """The most arguments any overload takes, or -1 when that is past 64 (no practical
+        bound: `strcat`'s 64 strings are stated, `percentiles`' 32,767 values are not)."""
+        most = max(sum(p.max for p in s.params) for s in self.signatures)
+        return -1 if most > 64 else most
 
 
 def _load(kind: str, rows: list[list[object]]) -> dict[str, FunctionSymbol]:
