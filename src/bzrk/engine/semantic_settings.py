@@ -24,4 +24,7 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     # Dynamic values are JSON text; Kusto writes '/' unescaped, and a bag path read natively
     # (compile/bag_paths.py) must spell its text as the whole bag's text does.
     "output_format_json_escape_forward_slashes": 0,
+    # A CTE whose rows carry a row number is computed once when it is read twice
+    # (`AS MATERIALIZED`, compile/passes/materialize.py): each evaluation numbers rows anew.
+    "enable_materialized_cte": 1,
 }

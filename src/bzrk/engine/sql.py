@@ -257,12 +257,15 @@ class Select:
     limit_by: tuple[Expr, list[Expr]] | None = None
     distinct: bool = False
     ctes: list[tuple[str, Query]] = field(default_factory=list)
+    # CTEs computed once (`name AS MATERIALIZED (…)`), not at each reference
+    materialized: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
 class UnionAll:
     queries: Sequence[Query]
     ctes: list[tuple[str, Query]] = field(default_factory=list)
+    materialized: frozenset[str] = frozenset()
 
 
 Query = Select | UnionAll
@@ -569,11 +572,13 @@ class _Renderer:
         """``query`` indented one level."""
         return self.query(query).replace("\n", "\n  ")
 
-    def ctes(self, ctes: list[tuple[str, Query]]) -> str:
+    def ctes(self, ctes: list[tuple[str, Query]], materialized: frozenset[str]) -> str:
         if not ctes:
             return ""
         parts = [
-            f"{quote_identifier(name)} AS (\n  {self.nested(query)}\n)" for name, query in ctes
+            f"{quote_identifier(name)} AS {'MATERIALIZED ' if name in materialized else ''}"
+            f"(\n  {self.nested(query)}\n)"
+            for name, query in ctes
         ]
         return "WITH " + ",\n".join(parts) + "\n"
 
@@ -589,7 +594,7 @@ class _Renderer:
             body = "\nUNION ALL\n".join(
                 f"SELECT * FROM (\n  {self.nested(q)}\n)" for q in query.queries
             )
-            return self.ctes(query.ctes) + body
+            return self.ctes(query.ctes, query.materialized) + body
         expr = self.expr
         lines = []
         head = "SELECT DISTINCT " if query.distinct else "SELECT "
@@ -634,4 +639,4 @@ class _Renderer:
             lines.append(f"LIMIT {expr(count)} BY " + ", ".join(expr(k) for k in keys))
         if query.limit is not None and (limit := self.limit(query.limit)) is not None:
             lines.append("LIMIT " + limit)
-        return self.ctes(query.ctes) + "\n".join(lines)
+        return self.ctes(query.ctes, query.materialized) + "\n".join(lines)

@@ -10,6 +10,7 @@ import dataclasses
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.passes.fuse import fuse_chain
+from bzrk.engine.compile.passes.materialize import materialize_unstable
 from bzrk.engine.compile.passes.prune import prune_columns
 from bzrk.engine.compile.relation import CompiledTable, Relation
 from bzrk.engine.events import Column
@@ -37,10 +38,12 @@ def result_table(
     fused_ctes, select = fuse_chain(list(ctes), select, stored_columns)
     # A copy: after fusion `select` may be a CTE that other results still render.
     cappable = select.limit is None
-    select = dataclasses.replace(
-        select,
-        ctes=prune_columns(fused_ctes, select),
-        limit=S.RowCap() if cappable else select.limit,
+    select = materialize_unstable(
+        dataclasses.replace(
+            select,
+            ctes=prune_columns(fused_ctes, select),
+            limit=S.RowCap() if cappable else select.limit,
+        )
     )
     return CompiledTable(
         name,
