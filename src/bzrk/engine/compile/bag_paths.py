@@ -297,13 +297,18 @@ def index_key(index: K.Expr) -> Path | None:
 
 def collect_paths(query: K.Node) -> dict[str, set[Path]]:
     """Every constant path the query names, by root name (``{"resource": {("service",
-    "name"), ("service",)}}``); prefixes included, since chains compile step by step.
+    "name"), ("service",)}}``); prefixes included, since chains compile step by step. A
+    stored bag whose keys the query lists (``bag_keys(resource)``) has :data:`KEYS`.
 
     Every plain name may also be an unknown one that permissive resolution reads from
     ``$raw`` (``where level == "INFO"`` is ``$raw.level``): those go under :data:`PERMISSIVE`.
     """
     found: dict[str, set[Path]] = {}
     for node in query.walk():
+        if isinstance(node, K.Call) and node.name == "bag_keys" and len(node.args) == 1:
+            named = chain(node.args[0])
+            if named is not None and named[0] in STORED_BAGS and not named[1]:
+                found.setdefault(named[0], set()).add(KEYS)
         if isinstance(node, K.Member | K.Index):
             named = chain(node)  # type: ignore[arg-type]
             if named is not None and named[1]:
@@ -317,6 +322,10 @@ def collect_paths(query: K.Node) -> dict[str, set[Path]]:
 
 # Where collect_paths files the paths of names that may resolve into $raw (no name spells it).
 PERMISSIVE = "$raw?"
+# The "path" of a stored bag's key list: no member chain is empty, so it names no value. The
+# table read selects it as ``JSONAllPaths(bag)``, the stored paths of each row's bag (its keys
+# as they were sent: OTel's keys are flat and dotted), without reading the bag as JSON text.
+KEYS: Path = ()
 
 
 # --- the table read --------------------------------------------------------------------------
@@ -371,11 +380,21 @@ def table_paths(
             )
         return PathColumns(leaf, None if typed else sub, typed)
 
+    def keys(column: str) -> PathColumns:
+        leaf = f"$bagkeys_{len(items)}"
+        items.append((S.Template("JSONAllPaths({0})", [S.Col(column)]), leaf))
+        return PathColumns(leaf, None, "Array(String)")
+
     for column, typed_paths in bags.items():
         paths = sorted(wanted.get(column, ()))[:MAX_PATHS_PER_BAG]
-        mapping = {path: add(column, path, typed_paths.get(".".join(path))) for path in paths}
-        if mapping:
-            result[column] = mapping
+        # Every stored bag is in the map, with paths or without: its column is then a
+        # NativeBag, the text of an object read from its table (never null, never a string).
+        result[column] = {
+            path: keys(column)
+            if path == KEYS
+            else add(column, path, typed_paths.get(".".join(path)))
+            for path in paths
+        }
     # Only a bzrk table (it has bags) has the ``$raw`` of storage/schema.py.
     raw = (
         _raw_paths(
@@ -483,6 +502,15 @@ def raw_member(raw_sql: S.Expr | None, node: K.Expr) -> PathText | None:
     if raw_sql is None or found is None or found[0] != RAW or not found[1]:
         return None
     return member(raw_sql, found[1])
+
+
+def stored_keys(base_sql: S.Expr) -> S.Expr | None:
+    """The key list (``Array(String)``) carried with a stored bag, or None (then the keys come
+    from its JSON text)."""
+    if not isinstance(base_sql, NativeBag):
+        return None
+    columns = base_sql.paths.get(KEYS)
+    return None if columns is None else S.Col(columns.leaf)
 
 
 def member(base_sql: S.Expr, keys: Path) -> PathText | None:

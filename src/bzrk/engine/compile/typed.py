@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile.bag_paths import EMPTY_WHEN_NULL, PathText
+from bzrk.engine.compile.bag_paths import EMPTY_WHEN_NULL, NativeBag, PathText
 from bzrk.engine.types import DECIMAL_SCALE, clickhouse_type
 from bzrk.kql.facts import DECIMAL_MAX
 
@@ -224,6 +224,10 @@ def json_or_null_literal(value: Typed) -> S.Expr:
 
 def dynamic_string(x: S.Expr) -> S.Expr:
     """The text of a dynamic: a JSON string's content, else its JSON text ('' for null)."""
+    if isinstance(x, NativeBag):
+        # a stored bag read from its table: an object's JSON text, never null nor a JSON string
+        # (the general form spells its costly serialization five times)
+        return x
     native = x.as_string() if isinstance(x, PathText) else None
     return native if native is not None else T(_DYNAMIC_TEXT, x)
 

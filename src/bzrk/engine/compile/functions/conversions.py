@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile import bag_paths
 from bzrk.engine.compile.functions.builders import (
     Builder,
     registrar,
@@ -193,6 +194,10 @@ reg("todynamic parse_json toobject", lambda c, a, n: parse_json(a[0]))
 def _isnull(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     v = args[0]
     if v.type == "string" and isinstance(v.sql, S.Lit):
+        return Typed(lit(False), "bool")
+    if isinstance(v.sql, bag_paths.NativeBag):
+        # a stored bag as its table read gives it: an object (`{}` when empty), never null;
+        # the test would serialize every row's bag to JSON text
         return Typed(lit(False), "bool")
     if v.type == "dynamic":
         return Typed(T("(isNull({0}) OR {0} = 'null')", v.sql), "bool")

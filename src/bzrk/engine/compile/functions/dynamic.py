@@ -174,7 +174,11 @@ reg(
 
 
 def _bag_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    # A stored OTel bag's keys are flat ("http.method"): its leaf paths (bag_paths.STORED_BAGS).
+    # A stored OTel bag's keys are flat ("http.method"): its leaf paths (bag_paths.STORED_BAGS),
+    # read natively where the table read carries them (bag_paths.KEYS), else from its text.
+    native = bag_paths.stored_keys(a[0].sql)
+    if native is not None:
+        return Typed(T("toJSONString({0})", native), "dynamic")
     keys = (
         "arrayMap(e -> e.1, " + bag_paths.keys_and_values(bag_paths.FLAT_LEVELS) + ")"
         if n.args and bag_paths.is_stored_bag(n.args[0])
