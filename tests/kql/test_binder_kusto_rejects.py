@@ -67,6 +67,11 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | extend x = 1, x = 2", "KS171"),
         (f"{T} | summarize count() by x = v, x = s", "KS171"),
         (f"{T} | project-rename v = t", "KS171"),
+        # render's visualization and the columns its properties name; reduce's text; union kind
+        (f"{T} | render foo", "KS005"),
+        (f"{T} | render timechart with (xcolumn=nope)", "KS142"),
+        (f"{T} | reduce by v", "KS141"),
+        (f"{T} | union kind=foo ({T})", "KS005"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:
@@ -130,6 +135,9 @@ def test_graph_functions_exist_only_inside_graph_match() -> None:
         f"{T} | mv-expand d | mv-apply e = d on (take 1) | extend x = d[0], y = d['a'], z = d.a",
         f"{T} | extend v = 2, w = v | summarize count() by v, s | project-rename u = v",
         f"{T} | project-rename a = s, s = v",
+        f"{T} | render timechart with (xcolumn=t, ycolumns=v, series=s, title='x')",
+        f"{T} | render Sankey",
+        f"{T} | reduce by s | union kind=inner ({T})",
     ],
 )
 def test_what_kusto_runs_still_binds(query: str) -> None:

@@ -288,6 +288,26 @@ def operator_not_defined(op: str, *operands: str) -> KqlError:
     )
 
 
+def unknown_visualization(chart: str) -> KqlError:
+    """Kusto.Language's KS005 after `render`: a visualization it does not know."""
+    return KqlError(
+        "InvalidArgument",
+        "Unknown visualization",
+        f"{_quote(chart)} is no visualization of render (timechart, barchart, table, …).",
+        "KS005",
+    )
+
+
+def invalid_parameter(name: str, value: str, expected: str) -> KqlError:
+    """Kusto.Language's KS005: an operator parameter outside its values (`union kind=foo`)."""
+    return KqlError(
+        "InvalidArgument",
+        "Invalid parameter",
+        f"The value {_quote(value)} of {name} is not one of: {expected}.",
+        "KS005",
+    )
+
+
 def join_key_types(name: str, left: str, right: str, kusto_code: str = "KS227") -> KqlError:
     """Kusto.Language's KS227 (``on k``) and KS242 (``on $left.a == $right.b``): join keys
     whose types differ on the two sides."""

@@ -205,6 +205,8 @@ RENDER_CHARTS = frozenset(
         "list",
         "graph",
         "plotly",
+        "sankey",
+        "timeline",
     }
 )
 

@@ -18,13 +18,16 @@ from bzrk.kql.binder.typing_rules import arithmetic_type, widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import (
     duplicate_column,
+    invalid_parameter,
     join_key_types,
     operator_not_defined,
     type_mismatch,
     unknown_name,
     unknown_plugin,
+    unknown_visualization,
     wrong_data_count,
 )
+from bzrk.kql.facts import RENDER_CHARTS
 from bzrk.kql.symbols import (
     BOOL,
     DATETIME,
@@ -346,7 +349,10 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
     schemas.extend(_input_schemas(b, op.tables, fuzzy))
     if not schemas:
         return EMPTY_SCHEMA
-    cols = _union_schemas(schemas, _param(op.params, "kind", "outer"))
+    kind = _param(op.params, "kind", "outer")
+    if kind not in ("inner", "outer"):  # `union kind=foo`: Kusto's KS005
+        raise invalid_parameter("kind", kind, "inner or outer").at(op.span)
+    cols = _union_schemas(schemas, kind)
     source = _param(op.params, "withsource", "")
     for p in op.params:
         if p.name == "withsource" and isinstance(p.value, s.NameRef):
@@ -423,7 +429,23 @@ def _make_series(b: Binder, op: s.MakeSeries, input: TableSchema) -> TableSchema
     )
 
 
+RENDER_CHART_NAMES = frozenset(c.lower() for c in RENDER_CHARTS)
+# Render properties that name columns of the input (Kusto.Language resolves them: KS142).
+_RENDER_COLUMN_PROPERTIES = frozenset({"xcolumn", "ycolumns", "series", "anomalycolumns"})
+
+
 def _render(b: Binder, op: s.Render, input: TableSchema) -> TableSchema:
+    if op.chart.lower() not in RENDER_CHART_NAMES:  # `render foo`: Kusto's KS005
+        raise unknown_visualization(op.chart).at(op.span)
+    if input.opaque or input.raw:
+        return input
+    for prop in op.properties:
+        if prop.name.lower() not in _RENDER_COLUMN_PROPERTIES:
+            continue
+        names = prop.value.items if isinstance(prop.value, s.ListExpr) else (prop.value,)
+        for name in names:
+            if isinstance(name, s.NameRef) and input.find(name.name) is None:
+                raise unknown_name(name.name).at(name.span)
     return input
 
 
@@ -609,7 +631,9 @@ def _scan(b: Binder, op: s.Scan, input: TableSchema) -> TableSchema:
 
 
 def _reduce(b: Binder, op: s.Reduce, input: TableSchema) -> TableSchema:
-    b.scalar(op.by, Ctx(row=input))
+    t = b.scalar(op.by, Ctx(row=input))
+    if t not in (STRING, DYNAMIC, UNKNOWN):  # `reduce by n` over a long: Kusto's KS141
+        raise type_mismatch("The expression of reduce", STRING, t, "KS141").at(op.by.span)
     return TableSchema(
         (Column("Pattern", STRING), Column("Count", LONG), Column("Representative", STRING))
     )
