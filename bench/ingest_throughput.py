@@ -4,6 +4,11 @@ Starts a real ``bzrk dev`` (its own data dir), sends pre-built ``ExportLogsServi
 of realistic log records from several concurrent clients for a fixed time, counts only
 acknowledged (HTTP 200) records, then stops the server and measures the table's on-disk size.
 
+Where the server's CPU goes is reported per acknowledged record by thread name: ClickHouse
+names its threads (``MergeMutate``: background merges; ``ThreadPool``: the INSERT's pipeline),
+Python's threads are all ``python`` (decoding and mapping, the event loop, the INSERT's caller).
+The rows per INSERT and its mean duration come from the ingest service's ``/metrics``.
+
     python bench/ingest_throughput.py --seconds 20 --clients 8 --batch 2000
 """
 
@@ -14,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -125,12 +131,61 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def table_bytes(data_dir: Path) -> tuple[int, int]:
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of a process's live threads by thread name (digits folded: ``asyncio_#``)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        key = re.sub(r"\d+", "#", name)
+        out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def thread_breakdown(
+    before: dict[str, float], after: dict[str, float], total: float, records: int
+) -> dict[str, float]:
+    """CPU µs per acknowledged record by thread name, largest first; ``(ended threads)``
+    is what the process spent in threads that did not live through the run."""
+    spent = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+    spent["(ended threads)"] = total - sum(spent.values())
+    return {
+        k: round(v / records * 1e6, 2)
+        for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+        if abs(v) / max(records, 1) * 1e6 >= 0.05
+    }
+
+
+def batch_stats(otlp_http: str) -> dict[str, float]:
+    """Inserts so far and their total rows and seconds, from the ingest service's ``/metrics``."""
+    wanted = {
+        "bzrk_ingest_batch_inputs_count": "inserts",
+        "bzrk_ingest_batch_inputs_sum": "rows",
+        "bzrk_ingest_batch_flush_duration_seconds_sum": "seconds",
+    }
+    out = dict.fromkeys(wanted.values(), 0.0)
+    for line in httpx.get(f"{otlp_http}/metrics", timeout=10).text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in wanted:
+            out[wanted[name]] = float(value)
+    return out
+
+
+def table_bytes(data_dir: Path) -> tuple[int, int, int]:
+    """Rows and bytes of the table's parts as ingest left them, then bytes once merged into one
+    part (``OPTIMIZE … FINAL``): the size the data settles at, whatever merges were pending."""
     script = (
         "import chdb, sys\n"
         "c = chdb.connect(sys.argv[1])\n"
-        'print(c.query("SELECT sum(rows), sum(bytes_on_disk) FROM system.parts '
-        "WHERE database = 'bzrk_default' AND table = 'default' AND active\", 'TSV'))\n"
+        'q = "SELECT sum(rows), sum(bytes_on_disk) FROM system.parts '
+        "WHERE database = 'bzrk_default' AND table = 'default' AND active\"\n"
+        "print(c.query(q, 'TSV'))\n"
+        "c.query('OPTIMIZE TABLE bzrk_default.default FINAL')\n"
+        "print(c.query(q, 'TSV'))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script, str(data_dir / "clickhouse")],
@@ -138,7 +193,7 @@ def table_bytes(data_dir: Path) -> tuple[int, int]:
         capture_output=True,
         text=True,
     ).stdout.split()
-    return int(out[0]), int(out[1])
+    return int(out[0]), int(out[1]), int(out[3])
 
 
 def main() -> None:
@@ -158,6 +213,8 @@ def main() -> None:
     pid = server.process.pid
     try:
         cpu_before = cpu_seconds(pid)
+        threads_before = thread_cpu(pid)
+        batches_before = batch_stats(creds["otlp_http"])
         load_before = os.getloadavg()[0]
         acked, rejected, elapsed, lat = asyncio.run(
             run_clients(
@@ -170,10 +227,12 @@ def main() -> None:
             )
         )
         server_cpu = cpu_seconds(pid) - cpu_before
+        threads_after = thread_cpu(pid)
+        batches = {k: v - batches_before[k] for k, v in batch_stats(creds["otlp_http"]).items()}
         load_after = os.getloadavg()[0]
     finally:
         server.stop()
-    rows, size = table_bytes(data_dir)
+    rows, size, merged_size = table_bytes(data_dir)
     result = {
         "records_acked": acked,
         "seconds": round(elapsed, 2),
@@ -188,6 +247,18 @@ def main() -> None:
         "rows_on_disk": rows,
         "bytes_on_disk": size,
         "bytes_per_record": round(size / rows, 1) if rows else None,
+        "bytes_per_record_merged": round(merged_size / rows, 1) if rows else None,
+        "inserts": int(batches["inserts"]),
+        "rows_per_insert": round(batches["rows"] / batches["inserts"])
+        if batches["inserts"]
+        else None,
+        "insert_ms_mean": round(batches["seconds"] / batches["inserts"] * 1000, 1)
+        if batches["inserts"]
+        else None,
+        "server_cpu_us_per_record": round(server_cpu / acked * 1e6, 2) if acked else None,
+        "cpu_us_per_record_by_thread": thread_breakdown(
+            threads_before, threads_after, server_cpu, acked
+        ),
         "clients": args.clients,
         "batch": args.batch,
     }

@@ -26,7 +26,8 @@ def _app(catalog, max_inflight_bytes: int) -> Starlette:  # type: ignore[no-unty
     pipeline = IngestPipeline(
         catalog,
         catalog.meta,
-        batching=Batching(max_rows=10_000, max_wait_s=0.5),
+        # The batch waits its whole max_wait: a request stays in flight for 0.5 s.
+        batching=Batching(max_rows=10_000, max_wait_s=0.5, min_wait_s=0.5),
         max_inflight_bytes=max_inflight_bytes,
         max_body_bytes=1024 * 1024,
     )

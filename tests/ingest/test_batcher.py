@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -68,3 +69,60 @@ async def test_close_flushes_pending_rows() -> None:
     await batcher.close()
     await asyncio.wait_for(pending, 5)
     assert store.inserts == [[{"n": 1}]]
+
+
+async def test_nothing_on_its_way_writes_before_max_wait() -> None:
+    store = Store()
+    batching = Batching(max_rows=1000, max_wait_s=60, min_wait_s=0)
+    batcher = TableBatcher("t", store.write, batching, expecting=lambda: False)
+    await asyncio.wait_for(batcher.submit([{"n": 1}]), 5)
+    assert store.inserts == [[{"n": 1}]]
+    await batcher.close()
+
+
+async def test_a_request_on_its_way_joins_the_batch() -> None:
+    store = Store()
+    on_its_way = [True]
+    batching = Batching(max_rows=1000, max_wait_s=60, min_wait_s=0)
+    batcher = TableBatcher("t", store.write, batching, expecting=lambda: on_its_way[0])
+    first = asyncio.create_task(batcher.submit([{"n": 1}]))
+    await asyncio.sleep(0.05)
+    assert store.inserts == [] and not first.done()  # the batch waits for the second request
+    second = batcher.add([{"n": 2}])
+    on_its_way[0] = False
+    batcher.wake()
+    await asyncio.wait_for(asyncio.gather(first, second), 5)
+    assert store.inserts == [[{"n": 1}, {"n": 2}]]
+    await batcher.close()
+
+
+async def test_a_batch_written_early_still_acknowledges_only_after_its_write() -> None:
+    written = threading.Event()
+    release = threading.Event()
+
+    def slow_write(table: str, rows: list[dict]) -> int:
+        written.set()
+        release.wait(10)
+        return len(rows)
+
+    batching = Batching(max_rows=1000, max_wait_s=60, min_wait_s=0)
+    batcher = TableBatcher("t", slow_write, batching, expecting=lambda: False)
+    pending = asyncio.create_task(batcher.submit([{"n": 1}]))
+    await asyncio.to_thread(written.wait, 5)
+    await asyncio.sleep(0.05)
+    assert not pending.done()  # the INSERT has started but not returned: no acknowledgement
+    release.set()
+    await asyncio.wait_for(pending, 5)
+    await batcher.close()
+
+
+async def test_min_wait_keeps_a_lone_request_in_its_batch() -> None:
+    store = Store()
+    batching = Batching(max_rows=1000, max_wait_s=60, min_wait_s=0.3)
+    batcher = TableBatcher("t", store.write, batching, expecting=lambda: False)
+    first = asyncio.create_task(batcher.submit([{"n": 1}]))
+    await asyncio.sleep(0.05)
+    second = batcher.add([{"n": 2}])
+    await asyncio.wait_for(asyncio.gather(first, second), 5)
+    assert store.inserts == [[{"n": 1}, {"n": 2}]]
+    await batcher.close()

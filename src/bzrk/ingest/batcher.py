@@ -3,7 +3,10 @@
 chDB ignores ``async_insert``, so bzrk batches itself: every request's rows join the pending
 batch of their table, and the request waits until the INSERT holding them has returned (the
 part is fsync'd). A batch is written when it reaches ``max_rows`` or ``max_wait_s`` after its
-first row arrived; up to two INSERTs per table run at once while the next batch fills.
+first row arrived, or, once it is ``min_wait_s`` old, as soon as no request is on its way to it
+(``expecting()``: read, being decoded). Clients that wait for their acknowledgement (every OTLP
+exporter) send nothing more until the batch is written, so waiting longer adds only latency.
+Up to two INSERTs per table run at once while the next batch fills.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 # A piece is what one request submits: rows of one table (a list of rows, an Arrow table).
 WriteFn = Callable[[str, Any], int]
 CombineFn = Callable[[list[Any]], Any]
+# Whether more rows are on their way (requests admitted, not yet in a batch).
+ExpectingFn = Callable[[], bool]
 
 
 def concat_lists(pieces: list[Any]) -> list[Any]:
@@ -30,6 +35,9 @@ class Batching:
 
     max_rows: int = 50_000
     max_wait_s: float = 0.2
+    # A batch is never written younger than this unless full, so a lone client's small
+    # requests do not each become a part.
+    min_wait_s: float = 0.05
 
 
 class TableBatcher:
@@ -43,10 +51,12 @@ class TableBatcher:
         write: WriteFn,
         batching: Batching,
         combine: CombineFn = concat_lists,
+        expecting: ExpectingFn = lambda: True,
     ) -> None:
         self.qualified_table = qualified_table
         self._write = write
         self._combine = combine
+        self._expecting = expecting
         self._batching = batching
         # One piece and one waiter per submit; ``_rows`` counts the pieces' rows.
         self._pieces: list[Sized] = []
@@ -64,6 +74,11 @@ class TableBatcher:
 
     async def submit(self, rows: Sized) -> None:
         """Return once ``rows`` are durably written; raise what the write raised otherwise."""
+        await asyncio.shield(self.add(rows))
+
+    def add(self, rows: Sized) -> asyncio.Future[None]:
+        """Put ``rows`` in the pending batch; the future settles once they are durably written
+        (or with what the write raised)."""
         if self._closed:
             raise RuntimeError("batcher is closed")
         loop = asyncio.get_running_loop()
@@ -74,7 +89,11 @@ class TableBatcher:
         self._waiters.append(future)
         self._rows += len(rows)
         self._arrived.set()
-        await asyncio.shield(future)
+        return future
+
+    def wake(self) -> None:
+        """Look again whether the pending batch should be written (``expecting()`` changed)."""
+        self._arrived.set()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -88,10 +107,16 @@ class TableBatcher:
                 continue
             assert self._first_at is not None
             deadline = self._first_at + self._batching.max_wait_s
+            early = self._first_at + self._batching.min_wait_s
             while self._rows < self._batching.max_rows and not self._closed:
-                remaining = deadline - loop.time()
+                now = loop.time()
+                remaining = deadline - now
                 if remaining <= 0:
                     break
+                if not self._expecting():
+                    if now >= early:
+                        break
+                    remaining = early - now
                 self._arrived.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._arrived.wait(), remaining)

@@ -35,9 +35,9 @@ def _export_handler(
         metadata = {key.lower(): value for key, value in (context.invocation_metadata() or ())}
         try:
             token = await pipeline.tokens.resolve(metadata.get("authorization"))
-            async with pipeline.admission.admit(len(raw) * 2):
+            async with pipeline.admission.admit(len(raw) * 2) as hold:
                 mapped = await pipeline.decode(decode_and_map, signal, raw, PROTOBUF)
-                outcome = await pipeline.write(token, mapped, signal.name)
+                outcome = await pipeline.write(token, mapped, signal.name, hold)
         except IngestError as exc:
             if isinstance(exc, BadRequest):
                 metrics.INVALID_REQUESTS.labels(signal.name).inc()

@@ -253,7 +253,7 @@ def _otlp_endpoint(pipeline: IngestPipeline, signal: Signal) -> Callable[[Reques
                 # Decoding and mapping cost ~15 µs per record: off the event loop, so a large
                 # request does not stall every other request of the process.
                 mapped = await pipeline.decode(decode_and_map, signal, body, content_type)
-                outcome = await pipeline.write(token, mapped, signal.name)
+                outcome = await pipeline.write(token, mapped, signal.name, hold)
         except IngestError as exc:
             if isinstance(exc, BadRequest):
                 metrics.INVALID_REQUESTS.labels(signal.name).inc()
@@ -328,7 +328,7 @@ def create_loki_routes(pipeline: IngestPipeline) -> list[Route]:
                 mapped = await pipeline.decode(
                     _decode_loki, body, content_type, pipeline.max_body_bytes
                 )
-                await pipeline.write(token, mapped, "loki")
+                await pipeline.write(token, mapped, "loki", hold)
         except loki.LokiDecodeError as exc:
             metrics.INVALID_REQUESTS.labels("loki").inc()
             return _loki_error(BadRequest(str(exc)))

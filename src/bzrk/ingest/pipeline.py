@@ -109,13 +109,19 @@ class Admission:
     A request holds a :class:`Hold` from before its body is read (sized by Content-Length)
     until it is answered, and grows it as the decoded body turns out larger. A request alone
     is always admitted, so one body under the size limit can never be refused forever.
+
+    It also counts the requests still on their way to a batch (``arriving``: admitted, their
+    rows not yet handed to a batcher), which the batchers wait for before writing early.
     """
 
-    def __init__(self, limit_bytes: int) -> None:
+    def __init__(self, limit_bytes: int, on_arrived: Callable[[], None] = lambda: None) -> None:
         self.limit_bytes = limit_bytes
         metrics.INFLIGHT_BYTES_LIMIT.set(limit_bytes)
         self.inflight_bytes = 0
         self.rejections = 0
+        self.arriving = 0
+        # Called when the last request on its way has reached its batch (or failed).
+        self._on_arrived = on_arrived
 
     def _take(self, nbytes: int, held: int) -> None:
         others = self.inflight_bytes - held
@@ -132,16 +138,23 @@ class Admission:
     async def hold(self, initial_bytes: int = 0) -> AsyncIterator[Hold]:
         hold = Hold(self)
         hold.grow_to(initial_bytes)
+        self.arriving += 1
         try:
             yield hold
         finally:
+            hold.arrived()
             self.inflight_bytes -= hold.bytes
             metrics.INFLIGHT_BYTES.set(self.inflight_bytes)
 
     @contextlib.asynccontextmanager
-    async def admit(self, nbytes: int) -> AsyncIterator[None]:
-        async with self.hold(nbytes):
-            yield
+    async def admit(self, nbytes: int) -> AsyncIterator[Hold]:
+        async with self.hold(nbytes) as hold:
+            yield hold
+
+    def _arrived(self) -> None:
+        self.arriving -= 1
+        if self.arriving == 0:
+            self._on_arrived()
 
 
 class Hold:
@@ -150,6 +163,14 @@ class Hold:
     def __init__(self, admission: Admission) -> None:
         self._admission = admission
         self.bytes = 0
+        self._arriving = True
+
+    def arrived(self) -> None:
+        """The request's rows are in their batches (or never will be): stop counting it as
+        on its way. Idempotent."""
+        if self._arriving:
+            self._arriving = False
+            self._admission._arrived()
 
     def grow_to(self, nbytes: int) -> None:
         """Hold at least ``nbytes``; :class:`Overloaded` if the budget cannot cover it."""
@@ -173,7 +194,7 @@ class IngestPipeline:
     ) -> None:
         self.catalog = catalog
         self.tokens = TokenCache(meta)
-        self.admission = Admission(max_inflight_bytes)
+        self.admission = Admission(max_inflight_bytes, on_arrived=self._wake_batchers)
         self.batching = batching
         self.max_body_bytes = max_body_bytes
         self._batchers: dict[str, TableBatcher] = {}
@@ -196,11 +217,22 @@ class IngestPipeline:
         metrics.BATCH_ROWS.observe(written)
         return written
 
+    def _expecting(self) -> bool:
+        return self.admission.arriving > 0
+
+    def _wake_batchers(self) -> None:
+        for batcher in self._batchers.values():
+            batcher.wake()
+
     def _batcher(self, qualified_table: str) -> TableBatcher:
         batcher = self._batchers.get(qualified_table)
         if batcher is None:
             batcher = TableBatcher(
-                qualified_table, self._write, self.batching, combine=concat_for_insert
+                qualified_table,
+                self._write,
+                self.batching,
+                combine=concat_for_insert,
+                expecting=self._expecting,
             )
             self._batchers[qualified_table] = batcher
         return batcher
@@ -218,8 +250,14 @@ class IngestPipeline:
             raise BadRequest(f"cannot route to table '{name}': {exc}") from exc
         return resolved.qualified_name
 
-    async def write(self, token: IngestTokenInfo, mapped: Mapped, signal: str) -> Outcome:
-        """Write ``mapped`` durably; reject (400) when no record at all can be stored."""
+    async def write(
+        self, token: IngestTokenInfo, mapped: Mapped, signal: str, hold: Hold | None = None
+    ) -> Outcome:
+        """Write ``mapped`` durably; reject (400) when no record at all can be stored.
+
+        ``hold`` is the request's admission hold: once its rows are in their batches it no
+        longer counts as on its way, so a batch need not wait for it.
+        """
         targets: list[tuple[str, pa.Table]] = []
         for route, table in mapped.batches():
             try:
@@ -232,7 +270,10 @@ class IngestPipeline:
         if accepted == 0 and mapped.rejected:
             raise BadRequest(f"nothing accepted ({signal}): {mapped.error_message()}")
         try:
-            await asyncio.gather(*(self._batcher(q).submit(table) for q, table in targets))
+            written = [self._batcher(q).add(table) for q, table in targets]
+            if hold is not None:
+                hold.arrived()
+            await asyncio.gather(*(asyncio.shield(f) for f in written))
         except Exception as exc:
             log.error("ingest write failed: %s", exc)
             raise Unavailable(f"storage is unavailable, nothing acknowledged: {exc}") from exc
