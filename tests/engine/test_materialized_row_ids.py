@@ -21,6 +21,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from bzrk.engine import sql as S
 from bzrk.engine.compile.passes.materialize import materialize_unstable
 from bzrk.engine.oneshot import compile_text
+from bzrk.engine.semantic_settings import plan_settings
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
 from tests.engine.otlp import final_rows, post_otlp
@@ -99,3 +100,13 @@ def test_a_cte_read_once_or_without_row_numbers_is_left_inline() -> None:
         "let t = range x from 1 to 3 step 1; t | join kind=inner (t) on x | count"
     )
     assert not materialize_unstable(read_twice.tables[0].plan).materialized  # type: ignore[arg-type]
+
+
+def test_the_setting_goes_only_with_a_plan_that_needs_it() -> None:
+    # A ClickHouse server older than enable_materialized_cte still answers every other plan.
+    numbered = compile_text(
+        "datatable(a:dynamic)[dynamic([1])] | mv-apply x = a on (summarize n = count())"
+    )
+    assert plan_settings(t.plan for t in numbered.tables) == {"enable_materialized_cte": 1}
+    plain = compile_text("range x from 1 to 3 step 1 | summarize sum(x)")
+    assert plan_settings(t.plan for t in plain.tables) == {}

@@ -6,6 +6,10 @@ Every run of a compiled plan sends them (the query service, and tools that time 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from bzrk.engine import sql as S
+
 # Settings every compiled query relies on for KQL semantics.
 SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     # `extend x = x + 1, y = x` must see the input column, not the new alias.
@@ -24,7 +28,16 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     # Dynamic values are JSON text; Kusto writes '/' unescaped, and a bag path read natively
     # (compile/bag_paths.py) must spell its text as the whole bag's text does.
     "output_format_json_escape_forward_slashes": 0,
-    # A CTE whose rows carry a row number is computed once when it is read twice
-    # (`AS MATERIALIZED`, compile/passes/materialize.py): each evaluation numbers rows anew.
-    "enable_materialized_cte": 1,
 }
+
+
+def plan_settings(plans: Iterable[S.Query]) -> dict[str, str | int | float]:
+    """Settings a run needs for what its plans hold, beyond :data:`SEMANTIC_SETTINGS`.
+
+    A plan that computes a CTE once (``AS MATERIALIZED``: a CTE numbering its rows, read twice,
+    compile/passes/materialize.py) needs ``enable_materialized_cte``; it is sent only then, so
+    a ClickHouse server that predates the setting still answers every other plan.
+    """
+    if any(plan.materialized for plan in plans):
+        return {"enable_materialized_cte": 1}
+    return {}

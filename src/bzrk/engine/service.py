@@ -75,7 +75,7 @@ from bzrk.engine.progress import RunProgress, ScanSample, ScanTicker, bin_progre
 from bzrk.engine.request import QueryExecutor, QueryRequest
 from bzrk.engine.runlog import RunLog, RunObserver, RunRecorder, with_run_id
 from bzrk.engine.scanplan import GranuleCount, GranuleStats, explain_granules
-from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
+from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS, plan_settings
 from bzrk.engine.shortcircuit import WholeAt, whole_at
 from bzrk.engine.snapshots import (
     ROWS_PER_BATCH,
@@ -564,6 +564,7 @@ class QueryService(QueryExecutor):
                     **SEMANTIC_SETTINGS,
                     **self.engine_settings,
                     **group_limit_settings(compiled),
+                    **plan_settings(table.plan for table in compiled.tables),
                 },
             )
             query_id = f"{run_id.replace('-', '')}{index}"
