@@ -27,6 +27,7 @@ from bzrk.engine.compile.typed import (
 )
 from bzrk.engine.types import normalize_kql_type
 from bzrk.kql import syntax as K
+from bzrk.kql.binder import scalar_result_type
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.expressions.compiler import ExprCompiler
@@ -50,15 +51,33 @@ def _convert(value: Typed, code: str) -> Typed:
     return value
 
 
-def fn(template: str, result: str | Callable[[list[Typed]], str], conv: str = "") -> Builder:
+def fn(
+    template: str, result: str | Callable[[list[Typed]], str] | None = None, conv: str = ""
+) -> Builder:
+    """An entry from a SQL template. Without ``result`` the call's type is the catalogue's, by
+    the binder's rule for it (:func:`catalogue_type`): an entry states only its SQL, and states a
+    type only where the real engine answers another than Kusto.Language declares."""
+
     def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         converted = [
             _convert(a, conv[min(i, len(conv) - 1)] if conv else ".") for i, a in enumerate(args)
         ]
-        rtype = result(args) if callable(result) else result
+        if result is None:
+            rtype = catalogue_type(node, args)
+        else:
+            rtype = result(args) if callable(result) else result
         return Typed(T(template, *(a.sql for a in converted)), rtype)
 
     return build
+
+
+def catalogue_type(node: K.Call, args: list[Typed]) -> str:
+    """The type of ``node`` by the catalogue (``kql/catalog/builtins.json``) and the binder's
+    rule for a call: one source of truth for what a built-in returns."""
+    rtype = scalar_result_type(node.name, [a.type for a in args])
+    if rtype is None:
+        raise unsupported(node, f"{node.name}() on these argument types has no catalogued type")
+    return rtype
 
 
 def registrar(table: dict[str, Builder]) -> Callable[[str, Builder], None]:

@@ -355,7 +355,7 @@ reg("dayofmonth", _dt_fn("toInt32(toDayOfMonth({0}))", "int"))
 reg("dayofyear", _dt_fn("toInt32(toDayOfYear({0}))", "int"))
 reg("hourofday", _dt_fn("toInt64(toHour({0}))"))
 reg("week_of_year", _dt_fn("toInt64(toISOWeek({0}))"))
-reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)", "timespan"))
+reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)"))
 reg("startofday", lambda c, a, n: start_of("day", a))
 reg("startofweek", lambda c, a, n: start_of("week", a))
 reg("startofmonth", lambda c, a, n: start_of("month", a))
@@ -368,23 +368,21 @@ reg(
     "unixtime_seconds_todatetime",
     fn(
         "reinterpret(toInt64(round(toFloat64({0}) * 10000000)), 'DateTime64(7, \\'UTC\\')')",
-        "datetime",
     ),
 )
 reg(
     "unixtime_milliseconds_todatetime",
     fn(
         "reinterpret(toInt64(round(toFloat64({0}) * 10000)), 'DateTime64(7, \\'UTC\\')')",
-        "datetime",
     ),
 )
 reg(
     "unixtime_microseconds_todatetime",
-    fn("reinterpret(toInt64(round(toFloat64({0}) * 10)), 'DateTime64(7, \\'UTC\\')')", "datetime"),
+    fn("reinterpret(toInt64(round(toFloat64({0}) * 10)), 'DateTime64(7, \\'UTC\\')')"),
 )
 reg(
     "unixtime_nanoseconds_todatetime",
-    fn("reinterpret(toInt64(intDiv(toInt64({0}), 100)), 'DateTime64(7, \\'UTC\\')')", "datetime"),
+    fn("reinterpret(toInt64(intDiv(toInt64({0}), 100)), 'DateTime64(7, \\'UTC\\')')"),
 )
 reg("make_timespan", lambda c, a, n: make_timespan(a))
 reg("make_datetime", lambda c, a, n: make_datetime(a))

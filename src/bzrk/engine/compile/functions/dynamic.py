@@ -58,7 +58,7 @@ def bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 reg("pack_array", _pack_array)
 reg("bag_pack pack pack_dictionary", bag_pack)
-reg("array_length", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)", "long"))
+reg("array_length", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)"))
 
 
 def _array_concat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -112,9 +112,7 @@ reg(
 )
 
 
-reg(
-    "array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))", "real")
-)
+reg("array_sum", fn("arraySum(arrayMap(x -> toFloat64OrZero(x), JSONExtractArrayRaw({0})))"))
 reg("array_split", lambda c, a, n: array_split(a))
 reg(
     "set_has_element",

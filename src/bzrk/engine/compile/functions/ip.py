@@ -383,8 +383,7 @@ reg(
     fn(
         "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
         "OR isIPAddressInRange(splitByChar('/', {0})[1], '192.168.0.0/16')",
-        "bool",
-        "s",
+        conv="s",
     ),
 )
 

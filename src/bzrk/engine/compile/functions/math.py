@@ -31,32 +31,32 @@ reg = registrar(MATH_FUNCTIONS)
 
 # --- math ------------------------------------------------------------------------------------
 reg("abs", fn("abs({0})", lambda a: "long" if a[0].type == "int" else a[0].type))
-reg("sqrt", fn("if({0} < 0, nan, sqrt({0}))", "real", "r"))
-reg("exp", fn("exp({0})", "real", "r"))
-reg("exp2", fn("exp2({0})", "real", "r"))
-reg("exp10", fn("exp10({0})", "real", "r"))
-reg("log", fn("if({0} < 0, nan, log({0}))", "real", "r"))
-reg("log2", fn("if({0} < 0, nan, log2({0}))", "real", "r"))
-reg("log10", fn("if({0} < 0, nan, log10({0}))", "real", "r"))
-reg("log1p", fn("log1p({0})", "real", "r"))
-reg("pow", fn("pow({0}, {1})", "real", "r"))
-reg("pi", fn("pi()", "real"))
-reg("sin", fn("sin({0})", "real", "r"))
-reg("cos", fn("cos({0})", "real", "r"))
-reg("tan", fn("tan({0})", "real", "r"))
-reg("asin", fn("asin({0})", "real", "r"))
-reg("acos", fn("acos({0})", "real", "r"))
-reg("atan", fn("atan({0})", "real", "r"))
-reg("atan2", fn("atan2({0}, {1})", "real", "r"))
-reg("cot", fn("1 / tan({0})", "real", "r"))
-reg("degrees", fn("degrees({0})", "real", "r"))
-reg("radians", fn("radians({0})", "real", "r"))
-reg("sign", fn("toFloat64(sign({0}))", "real", "r"))
-reg("isnan", fn("isNaN({0})", "bool", "r"))
-reg("isinf", fn("isInfinite({0})", "bool", "r"))
-reg("isfinite", fn("isFinite({0})", "bool", "r"))
-reg("gamma", fn("tgamma({0})", "real", "r"))
-reg("loggamma", fn("lgamma({0})", "real", "r"))
+reg("sqrt", fn("if({0} < 0, nan, sqrt({0}))", conv="r"))
+reg("exp", fn("exp({0})", conv="r"))
+reg("exp2", fn("exp2({0})", conv="r"))
+reg("exp10", fn("exp10({0})", conv="r"))
+reg("log", fn("if({0} < 0, nan, log({0}))", conv="r"))
+reg("log2", fn("if({0} < 0, nan, log2({0}))", conv="r"))
+reg("log10", fn("if({0} < 0, nan, log10({0}))", conv="r"))
+reg("log1p", fn("log1p({0})", conv="r"))
+reg("pow", fn("pow({0}, {1})", conv="r"))
+reg("pi", fn("pi()"))
+reg("sin", fn("sin({0})", conv="r"))
+reg("cos", fn("cos({0})", conv="r"))
+reg("tan", fn("tan({0})", conv="r"))
+reg("asin", fn("asin({0})", conv="r"))
+reg("acos", fn("acos({0})", conv="r"))
+reg("atan", fn("atan({0})", conv="r"))
+reg("atan2", fn("atan2({0}, {1})", conv="r"))
+reg("cot", fn("1 / tan({0})", conv="r"))
+reg("degrees", fn("degrees({0})", conv="r"))
+reg("radians", fn("radians({0})", conv="r"))
+reg("sign", fn("toFloat64(sign({0}))", conv="r"))
+reg("isnan", fn("isNaN({0})", conv="r"))
+reg("isinf", fn("isInfinite({0})", conv="r"))
+reg("isfinite", fn("isFinite({0})", conv="r"))
+reg("gamma", fn("tgamma({0})", conv="r"))
+reg("loggamma", fn("lgamma({0})", conv="r"))
 reg(
     "rand",
     lambda c, a, n: (
@@ -145,14 +145,14 @@ reg(
 reg("bin_at", lambda c, a, n: bin_value(c, a[0], a[1], a[2]))
 
 # --- hashes, guids, misc ---------------------------------------------------------------------
-reg("new_guid", fn("generateUUIDv4()", "guid"))
-reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))", "long"))
-reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))", "long"))
-reg("binary_xor", fn("bitXor(toInt64({0}), toInt64({1}))", "long"))
-reg("binary_not", fn("bitNot(toInt64({0}))", "long"))
-reg("binary_shift_left", fn("bitShiftLeft(toInt64({0}), {1})", "long"))
-reg("binary_shift_right", fn("bitShiftRight(toInt64({0}), {1})", "long"))
-reg("bitset_count_ones", fn("toInt64(bitCount(toInt64({0})))", "long"))
+reg("new_guid", fn("generateUUIDv4()"))
+reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))"))
+reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))"))
+reg("binary_xor", fn("bitXor(toInt64({0}), toInt64({1}))"))
+reg("binary_not", fn("bitNot(toInt64({0}))"))
+reg("binary_shift_left", fn("bitShiftLeft(toInt64({0}), {1})"))
+reg("binary_shift_right", fn("bitShiftRight(toInt64({0}), {1})"))
+reg("bitset_count_ones", fn("toInt64(bitCount(toInt64({0})))"))
 
 
 def _hash(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -170,7 +170,7 @@ def _hash(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("hash hash_xxhash64", _hash)
-reg("hash_combine", fn("reinterpretAsInt64(xxHash64(toInt64({0}), toInt64({1})))", "long"))
+reg("hash_combine", fn("reinterpretAsInt64(xxHash64(toInt64({0}), toInt64({1})))"))
 
 
 def _around(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -183,8 +183,8 @@ def _around(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 
 
 reg("around", _around)
-reg("erf", fn("erf({0})", "real", "r"))
-reg("erfc", fn("erfc({0})", "real", "r"))
+reg("erf", fn("erf({0})", conv="r"))
+reg("erfc", fn("erfc({0})", conv="r"))
 
 
 def _format_bytes(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:

@@ -109,7 +109,7 @@ reg = registrar(MISC_FUNCTIONS)
 
 
 # --- environment (nondeterministic in the corpora: schema only) ------------------------------
-reg("current_database", fn("'default'", "string"))
-reg("current_cluster_endpoint", fn("'bzrk'", "string"))
-reg("current_principal", fn("'bzrk'", "string"))
-reg("cursor_current", fn("''", "string"))
+reg("current_database", fn("'default'"))
+reg("current_cluster_endpoint", fn("'bzrk'"))
+reg("current_principal", fn("'bzrk'"))
+reg("cursor_current", fn("''"))

@@ -34,33 +34,32 @@ reg = registrar(STRING_FUNCTIONS)
 
 
 # --- strings -------------------------------------------------------------------------------
-reg("strlen", fn("toInt64(lengthUTF8({0}))", "long", "s"))
-reg("toupper", fn("upperUTF8({0})", "string", "s"))
-reg("tolower", fn("lowerUTF8({0})", "string", "s"))
-reg("reverse", fn("reverseUTF8({0})", "string", "s"))
-reg("replace_string", fn("replaceAll({0}, {1}, {2})", "string", "s"))
-reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", "string", "s"))
-reg("url_decode", fn("decodeURLComponent({0})", "string", "s"))
-reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", "string", "s"))
+reg("strlen", fn("toInt64(lengthUTF8({0}))", conv="s"))
+reg("toupper", fn("upperUTF8({0})", conv="s"))
+reg("tolower", fn("lowerUTF8({0})", conv="s"))
+reg("reverse", fn("reverseUTF8({0})", conv="s"))
+reg("replace_string", fn("replaceAll({0}, {1}, {2})", conv="s"))
+reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", conv="s"))
+reg("url_decode", fn("decodeURLComponent({0})", conv="s"))
+reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", conv="s"))
 reg(
     "base64_decode_tostring base64_decodestring",
-    fn("if(isValidUTF8(tryBase64Decode({0})), tryBase64Decode({0}), '')", "string", "s"),
+    fn("if(isValidUTF8(tryBase64Decode({0})), tryBase64Decode({0}), '')", conv="s"),
 )
-reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", "long", "s"))
-reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", "bool", "s"))
-reg("isutf8", fn("isValidUTF8({0})", "bool", "s"))
+reg("strcmp", fn("toInt64(if({0} < {1}, -1, if({0} > {1}, 1, 0)))", conv="s"))
+reg("isascii", fn("match({0}, '^[\\\\x00-\\\\x7F]*$')", conv="s"))
+reg("isutf8", fn("isValidUTF8({0})", conv="s"))
 reg(
     "regex_quote",
     fn(
         "replaceRegexpAll({0}, '([\\\\\\\\^$.|?*+()\\\\[\\\\]{{}}])', '\\\\\\\\\\\\1')",
-        "string",
-        "s",
+        conv="s",
     ),
 )
-reg("translate", fn("translateUTF8({2}, {0}, {1})", "string", "s"))
-reg("hash_md5", fn("lower(hex(MD5({0})))", "string", "s"))
-reg("hash_sha256", fn("lower(hex(SHA256({0})))", "string", "s"))
-reg("hash_sha1", fn("lower(hex(SHA1({0})))", "string", "s"))
+reg("translate", fn("translateUTF8({2}, {0}, {1})", conv="s"))
+reg("hash_md5", fn("lower(hex(MD5({0})))", conv="s"))
+reg("hash_sha256", fn("lower(hex(SHA256({0})))", conv="s"))
+reg("hash_sha1", fn("lower(hex(SHA1({0})))", conv="s"))
 
 
 def _strcat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -311,20 +310,18 @@ reg("url_encode url_encode_component", _url_encode)
 
 
 # --- more strings, encodings, math ----------------------------------------------------------
-reg("string_size", fn("toInt64(length({0}))", "long", "s"))
+reg("string_size", fn("toInt64(length({0}))", conv="s"))
 reg(
     "base64_decode_toarray",
     fn(
         "if(tryBase64Decode({0}) = '' AND {0} != '', NULL, toJSONString(arrayMap(ch -> toInt64(reinterpretAsUInt8(ch)), splitByString('', tryBase64Decode({0})))))",
-        "dynamic",
-        "s",
+        conv="s",
     ),
 )
 reg(
     "base64_encode_fromarray",
     fn(
         "base64Encode(arrayStringConcat(arrayMap(x -> char(toUInt8OrZero(x)), JSONExtractArrayRaw({0}))))",
-        "string",
     ),
 )
 
@@ -341,16 +338,14 @@ reg(
     fn(
         "if(length(tryBase64Decode({0})) = 16, "
         "toUUID(UUIDNumToString(toFixedString(tryBase64Decode({0}), 16), 2)), NULL)",
-        "guid",
-        "s",
+        conv="s",
     ),
 )
 reg(
     "parse_urlquery",
     fn(
         "concat('{{\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (decodeURLComponent(splitByChar('=', kv)[1]), decodeURLComponent(arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '='))), splitByChar('&', replaceRegexpOne({0}, '^.*\\?', ''))), 'Map(String, String)')), '}}')",
-        "dynamic",
-        "s",
+        conv="s",
     ),
 )
 
