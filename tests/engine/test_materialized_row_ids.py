@@ -62,11 +62,6 @@ def _histograms(part: int) -> ExportMetricsServiceRequest:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def service(catalog: StorageCatalog, ingest_app, ingest_token) -> QueryService:  # type: ignore[no-untyped-def]  # noqa: F811
     for part in range(REQUESTS):
         await post_otlp(ingest_app, ingest_token, ("/v1/metrics", _histograms(part)))
