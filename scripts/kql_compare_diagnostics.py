@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import random
 import re
 import sys
@@ -27,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from bzrk.engine.compile.errors import CompileError  # noqa: E402
+from bzrk.engine.conformance import shared_dir  # noqa: E402
+from bzrk.engine.conformance.runner import CORPORA, load_cases  # noqa: E402
 from bzrk.engine.oneshot import compile_text  # noqa: E402
 from bzrk.kql import KqlError, analyze  # noqa: E402
 from bzrk.kql import syntax as s  # noqa: E402
@@ -36,14 +37,15 @@ REPLACEMENTS = ["1", "1.5", "'a'", "true", "1h", "datetime(2020-01-01)", "dynami
 
 
 def corpus() -> list[dict]:
-    shared = Path(os.environ.get("BZRK_SHARED_DIR") or ROOT.parent / "shared") / "kql-conformance"
-    cases = []
-    for name in ("docs-emulator.jsonl", "docs-tables.jsonl", "loco.jsonl"):
-        for line in (shared / name).read_text(encoding="utf-8").splitlines():
-            case = json.loads(line)
-            if not (case.get("flags") or {}).get("needs_tables"):
-                cases.append(case)
-    return cases
+    """The self-contained cases of the shared corpora (found as the conformance runner finds
+    them: ``BZRK_SHARED_DIR``, else ``shared`` beside the checkout)."""
+    folder = shared_dir(ROOT) / "kql-conformance"
+    return [
+        case
+        for name in CORPORA
+        for case in load_cases(folder / name)
+        if not (case.get("flags") or {}).get("needs_tables")
+    ]
 
 
 def _spans(text: str) -> tuple[list[tuple[int, int]], list[s.Call]]:

@@ -63,6 +63,7 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | extend x = s[0]", "KS147"),
         (f"{T} | extend x = v['a']", "KS147"),
         (f"{T} | extend x = v.a", "KS147"),
+        (f"{T} | extend x = s.level", "KS147"),  # JSON text in a string: parse_json(s).level
         # a name declared twice
         (f"{T} | extend x = 1, x = 2", "KS171"),
         (f"{T} | summarize count() by x = v, x = s", "KS171"),
@@ -137,6 +138,7 @@ def test_graph_functions_exist_only_inside_graph_match() -> None:
         f"{T} | project-rename a = s, s = v",
         f"{T} | render timechart with (xcolumn=t, ycolumns=v, series=s, title='x')",
         f"{T} | render Sankey",
+        f"{T} | extend x = parse_json(s).level, y = todynamic(s)[0]",
         f"{T} | reduce by s | union kind=inner ({T})",
     ],
 )

@@ -326,7 +326,7 @@ def element_access_not_allowed(actual: str) -> KqlError:
         "TypeMismatch",
         "Type mismatch",
         f"The element access operator is not allowed on a value of type {actual};"
-        " only a dynamic value has elements.",
+        " only a dynamic value has elements (a string holding JSON: parse_json(x).name).",
         "KS147",
     )
 

@@ -88,7 +88,10 @@ BagPaths = Mapping[Path, PathColumns]
 
 @dataclass(frozen=True, slots=True)
 class NativeBag(S.Col):
-    """A bag column (its JSON text) whose relation also carries native path columns."""
+    """A stored bag column as its table read gives it: the JSON text of an object (``{}`` when
+    empty, never null, never a JSON string), with the native path columns its relation carries
+    (possibly none). Consumers rely on that shape: ``isnull`` is false, ``tostring`` is the
+    text itself, ``bag_keys`` reads the carried key list."""
 
     paths: BagPaths = field(default_factory=dict, compare=False, hash=False)
 
