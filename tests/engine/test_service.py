@@ -257,7 +257,7 @@ def _errors_in_two_hours(env: dict[str, Any], chunks_after_ms: int) -> list[Any]
     service = QueryService(
         env["service"].backend,
         catalog=env["catalog"],
-        limits=ServiceLimits(chunk_counters_after_ms=chunks_after_ms),
+        limits=ServiceLimits(chunk_counters_after_ms=chunks_after_ms, chunk_counters_grace=None),
     )
     return run(service, query="default | where severity_text == 'ERROR' | count", since="2h ago")
 

@@ -115,6 +115,9 @@ class ServiceLimits:
     # A query's chunk counters come from its plan (a second planning, run beside the query)
     # once it has run this long; a faster query reports rows only (scanplan.GranuleCount).
     chunk_counters_after_ms: int = 25
+    # Once the rows are in, an unfinished count is awaited at most this share of the query's
+    # time, then dropped (None: awaited to its end).
+    chunk_counters_grace: float | None = 0.25
     # How often a running window's scan progress is read and reported (engine/progress.py).
     progress_tick_ms: int = 500
     # Planning (parse, bind, compile) of one query ends within this many seconds, or sooner
@@ -833,7 +836,9 @@ class QueryService(QueryExecutor):
                     log.debug("EXPLAIN failed; chunk counters stay zero", exc_info=True)
             return granules
 
-        return GranuleCount(count, self.limits.chunk_counters_after_ms / 1000)
+        return GranuleCount(
+            count, self.limits.chunk_counters_after_ms / 1000, self.limits.chunk_counters_grace
+        )
 
     async def _kill(self, compiled: RenderedQuery, query_id: str) -> None:
         for position in range(len(compiled.tables)):
