@@ -109,8 +109,9 @@ def test_create_list_drop(catalog: StorageCatalog) -> None:
         .as_py()
     )
     assert "toIntervalDay(7)" in ddl and "PARTITION BY toDate(timestamp)" in ddl
-    # metric_name is not among these shard fields, so it is not in the key either.
-    assert "ORDER BY (resource.`service.name`, timestamp)" in ddl
+    # metric_name is not among these shard fields, so it is not in the key either; span_name
+    # (spans apart from log records) always is.
+    assert "ORDER BY (resource.`service.name`, span_name, timestamp)" in ddl
     assert [t.name for t in catalog.list_tables("team-a")] == ["logs"]
     with pytest.raises(Conflict):
         catalog.create_table("team-a", "logs")

@@ -163,6 +163,9 @@ def test_a_data_dir_of_the_zstd_layout_takes_todays_codecs_and_keeps_its_key(
     assert "`duration` Nullable(Int64) CODEC(LZ4)" in after["create"], after["create"]
     # The sorting key cannot change in place: the old table keeps it (and answers the same).
     assert "ORDER BY (resource.`service.name`, timestamp)" in after["create"]
+    # It takes today's fixed skip indexes (metadata only: parts written from now on carry them).
+    assert "INDEX idx_duration duration TYPE minmax" not in before["create"]
+    assert "INDEX idx_duration duration TYPE minmax GRANULARITY 1" in after["create"]
     # Rows written after the change go into parts with the new codecs.
     data = tmp_path / "data"
     _run(ROOT / "src", _WRITE, data)

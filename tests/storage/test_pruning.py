@@ -161,9 +161,9 @@ def test_one_metric_reads_its_own_granules(chdb_backend, key: str) -> None:  # t
     database = f"prune_{uuid.uuid4().hex[:10]}"
     qualified = f"`{database}`.`t`"
     ddl = render_create_table(qualified, TableLayout())
-    assert "ORDER BY (`resource`.`service.name`, `metric_name`, timestamp)" in ddl
+    assert "ORDER BY (`resource`.`service.name`, `metric_name`, `span_name`, timestamp)" in ddl
     if key != "today's":
-        ddl = ddl.replace("`metric_name`, timestamp)", "timestamp)")
+        ddl = ddl.replace("`metric_name`, `span_name`, timestamp)", "timestamp)")
     chdb_backend.execute(f"CREATE DATABASE `{database}`")
     try:
         chdb_backend.execute(ddl)
@@ -183,6 +183,55 @@ def test_one_metric_reads_its_own_granules(chdb_backend, key: str) -> None:  # t
         assert answer.column(0)[0].as_py() == METRIC_ROWS - 10
         if key == "today's":
             assert read <= 5 < total
+        else:
+            assert read == total
+    finally:
+        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
+
+
+SPAN_ROWS = 300_000  # one service's rows over a day, every 6th a span of one of 4 operations
+
+
+@pytest.mark.parametrize("key", ["today's", "before span_name joined it"])
+def test_span_only_queries_read_the_spans_granules(chdb_backend, key: str) -> None:  # type: ignore[no-untyped-def]
+    """``span_name`` in the sorting key puts a service's spans apart from its log records, so
+    the ``duration`` min-max index skips the log records' granules (NULL there).
+
+    The same rows with today's DDL and with the key of tables made before (spans and log
+    records interleaved in time): a percentile of span durations reads about a sixth of the
+    granules with today's key, and every granule without it; the answers are the same.
+    """
+    database = f"prune_{uuid.uuid4().hex[:10]}"
+    qualified = f"`{database}`.`t`"
+    ddl = render_create_table(qualified, TableLayout())
+    if key != "today's":
+        ddl = ddl.replace("`span_name`, timestamp)", "timestamp)")
+    chdb_backend.execute(f"CREATE DATABASE `{database}`")
+    try:
+        chdb_backend.execute(ddl)
+        chdb_backend.execute(
+            f"""INSERT INTO {qualified} (timestamp, ingest_time, body, span_name, duration, resource)
+            SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 250) AS ts,
+              ts, if(number % 6 = 0, NULL, 'request handled'),
+              if(number % 6 = 0, concat('GET /', toString(number % 4)), NULL),
+              if(number % 6 = 0, toInt64(number % 1000) * 10000, NULL),
+              CAST('{{"service.name":"checkout"}}', 'JSON')
+            FROM numbers({SPAN_ROWS})"""
+        )
+        chdb_backend.execute(f"OPTIMIZE TABLE {qualified} FINAL")
+        sql = (
+            f"SELECT quantileExactLow(0.5)(duration), count() FROM {qualified} "
+            "WHERE duration IS NOT NULL"
+        )
+        read, total = _granules(chdb_backend, sql)
+        print(f"\nspan durations ({key} key): {read}/{total} granules")
+        answer = chdb_backend.query_arrow(sql, settings=QuerySettings(extra=NO_CACHE))
+        assert answer.to_pylist()[0] == {
+            "quantileExactLow(0.5)(duration)": 4_980_000,
+            "count()": SPAN_ROWS // 6,
+        }
+        if key == "today's":
+            assert read <= total // 6 + 2
         else:
             assert read == total
     finally:

@@ -32,6 +32,7 @@ from bzrk.storage.schema import (
     TableLayout,
     render_codec_changes,
     render_create_table,
+    render_index_additions,
     render_layout_settings,
     render_ttl_change,
 )
@@ -99,9 +100,10 @@ class StorageCatalog:
         qualified = self.naming.qualified(row.database, row.name)
         self._ddl(render_create_table(qualified, _layout(row)))
         # A table an older bzrk created keeps its data (and its sorting key) and takes today's
-        # part layout and codecs, both metadata only.
+        # part layout, codecs and fixed skip indexes, all metadata only.
         self._ddl(render_layout_settings(qualified))
         self._ddl(render_codec_changes(qualified))
+        self._ddl(render_index_additions(qualified))
         self._ensure_path_registry(database, row.name)
 
     def _names(self, system_table: str, database: str, table: str) -> list[str]:

@@ -58,6 +58,7 @@ for _column in STORED_COLUMNS:
     elif _column.ch_type.startswith("JSON"):
         _DEFAULTS[_column.name] = "{}"
 
+
 def column_array(values: list[object], dtype: pa.DataType) -> pa.Array:
     """``values`` (Python scalars, None for null) as an Arrow array of ``dtype``.
 

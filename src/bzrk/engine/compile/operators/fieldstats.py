@@ -182,7 +182,7 @@ def sample_rows(ctx: CompileContext, relation: Relation, size: int) -> Relation:
     """``size`` rows of ``relation`` spread over all of it, the same rows at every read.
 
     A bare ``LIMIT`` takes the first rows in storage order, which in a table sorted by
-    (service, metric_name, timestamp) can all be one signal of one service. Ordering by a hash
+    (service, metric_name, span_name, timestamp) can all be one signal of one service. Ordering by a hash
     of each row's scalar values picks rows independently of that order, and deterministically
     (``rand()`` would pick other rows each time a CTE is read). Bags are left out of the hash:
     they cost a serialisation per row and the scalars already tell rows apart.
