@@ -275,6 +275,47 @@ async def test_all_metric_kinds(catalog, ingest_app, ingest_token) -> None:
     assert len({r["metric_hash"] for r in rows.values()}) == 5
 
 
+async def test_a_series_keeps_its_metric_hash_across_pods_and_nodes(
+    catalog, ingest_app, ingest_token
+) -> None:
+    """metric_hash leaves out what names one pod and where it runs (a restarted pod, on
+    another node, continues its series) and keeps what tells series apart (the version)."""
+    req = ExportMetricsServiceRequest()
+    senders = [
+        ("checkout-7d9f-abcde", "node-a", "1.4.0"),
+        ("checkout-7d9f-fghij", "node-b", "1.4.0"),  # restarted, on another node
+        ("checkout-8e1a-klmno", "node-a", "1.5.0"),  # a new version: another series
+    ]
+    for i, (pod, node, version) in enumerate(senders):
+        rm = req.resource_metrics.add()
+        rm.resource.attributes.extend(
+            [
+                _kv("service.name", "checkout"),
+                _kv("service.version", version),
+                _kv("k8s.pod.name", pod),
+                _kv("k8s.node.name", node),
+                _kv("host.name", node),
+                _kv("service.instance.id", f"instance-{i}"),
+            ]
+        )
+        metric = rm.scope_metrics.add().metrics.add(name="shop.orders")
+        point = metric.sum.data_points.add(time_unix_nano=NOW + i, as_int=i + 1)
+        point.attributes.append(_kv("order.outcome", "placed"))
+        metric.sum.aggregation_temporality = 2
+        metric.sum.is_monotonic = True
+    async with client(ingest_app) as http:
+        response = await http.post(
+            "/v1/metrics", content=req.SerializeToString(), headers=_headers(ingest_token)
+        )
+    assert response.status_code == 200, response.content
+    rows = query(catalog, "SELECT value, metric_hash FROM {t} ORDER BY value")
+    hashes = [r["metric_hash"] for r in rows]
+    assert [r["value"] for r in rows] == [1.0, 2.0, 3.0]
+    assert hashes[0] == hashes[1] != hashes[2]
+    # A KQL long: every hash is in the signed 64-bit range (ADX would show it wrapped).
+    assert all(0 <= h < 2**63 for h in hashes)
+
+
 async def test_partial_success_and_routing(catalog, ingest_app, ingest_token) -> None:
     catalog.create_table("default", "audit")
     req = logs_request()

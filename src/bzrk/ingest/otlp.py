@@ -38,9 +38,19 @@ ROUTE_ATTRIBUTE = "bzrk.table"
 MIN_TIME_NS = 946_684_800 * 10**9  # 2000-01-01
 MAX_FUTURE_NS = 366 * 86_400 * 10**9
 
-# Resource attributes that change with every pod/process restart; a time series' identity
-# (metric_hash) leaves them out, as Berserk's does.
-_VOLATILE_RESOURCE_PREFIXES = ("k8s.pod.", "container.", "service.instance.id", "process.pid")
+# Resource attributes that name one pod, process or its placement, and so change when a pod
+# restarts or moves: a time series' identity (metric_hash) leaves them out, as Berserk's does
+# ("resource attributes minus pod-specific ones"). The node (``k8s.node.*``, and ``host.*``,
+# which names the node under Kubernetes) is where a pod was placed: a restarted pod keeps its
+# series wherever it runs.
+_VOLATILE_RESOURCE_PREFIXES = (
+    "k8s.pod.",
+    "k8s.node.",
+    "host.",
+    "container.",
+    "service.instance.id",
+    "process.pid",
+)
 
 SPAN_KINDS = {k: v.removeprefix("SPAN_KIND_") for v, k in trace_pb2.Span.SpanKind.items()}
 STATUS_CODES = {k: v.removeprefix("STATUS_CODE_") for v, k in trace_pb2.Status.StatusCode.items()}
@@ -506,9 +516,11 @@ def _metric_rows(
         series = (
             f"{identity}|{metric.name}|{metric_type}|{metric.unit}|{to_json(sorted(attrs.items()))}"
         )
+        # 63 bits: a KQL long is signed, and a hash past 2^63 would reach the ADX surface
+        # wrapped negative, so filtering by the value a result showed found nothing.
         row["metric_hash"] = int.from_bytes(
             hashlib.blake2b(series.encode(), digest_size=8).digest(), "big"
-        )
+        ) >> 1
         row.update(shared)
         out.add(res.table, row)
 
