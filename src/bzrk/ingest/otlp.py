@@ -518,9 +518,9 @@ def _metric_rows(
         )
         # 63 bits: a KQL long is signed, and a hash past 2^63 would reach the ADX surface
         # wrapped negative, so filtering by the value a result showed found nothing.
-        row["metric_hash"] = int.from_bytes(
-            hashlib.blake2b(series.encode(), digest_size=8).digest(), "big"
-        ) >> 1
+        row["metric_hash"] = (
+            int.from_bytes(hashlib.blake2b(series.encode(), digest_size=8).digest(), "big") >> 1
+        )
         row.update(shared)
         out.add(res.table, row)
 
