@@ -172,6 +172,32 @@ def _next_or_close(blocks: Any) -> Any:
     return block
 
 
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """A streamed block cut at the rows still wanted, converted to rows in batches."""
+
+    rows: int
+    truncated: bool
+    batches: list[list[list[Any]]]
+
+
+def _next_rows(blocks: Any, columns: tuple[Column, ...], room: int) -> _Block | None:
+    """The next block (at most ``room`` rows) as converted row batches, or None at the end:
+    reading and converting in one thread hop, since a hop costs more than a small block's
+    conversion (the loop stays free either way)."""
+    block = _next_or_close(blocks)
+    if block is None:
+        return None
+    truncated = block.num_rows > room
+    if truncated:
+        block = block.slice(0, room)
+    batches = [
+        table_rows(block.slice(start, ROWS_PER_BATCH), columns)
+        for start in range(0, block.num_rows, ROWS_PER_BATCH)
+    ]
+    return _Block(block.num_rows, truncated, batches)
+
+
 @dataclass
 class _Plan:
     compiled: CompiledQuery
@@ -779,27 +805,26 @@ class QueryService(QueryExecutor):
             )
             sent, pending, truncated, ended = 0, None, False, False
             fetch: asyncio.Future[Any] | None = None
+            names = [c.name for c in table.columns]
             try:
                 while not truncated:
-                    fetch = asyncio.get_running_loop().run_in_executor(None, _next_or_close, blocks)
+                    # Converting is CPU work proportional to the data: not on the loop.
+                    fetch = asyncio.get_running_loop().run_in_executor(
+                        None, _next_rows, blocks, table.columns, cap - sent
+                    )
                     async for sample in ticker.wait(fetch):
                         yield sample
                     block = fetch.result()
                     if block is None:
                         ended = True
                         break
-                    if sent + block.num_rows > cap:
-                        block, truncated = block.slice(0, cap - sent), True
-                    for start in range(0, block.num_rows, ROWS_PER_BATCH):
-                        # Converting is CPU work proportional to the data: not on the loop.
-                        rows = await asyncio.to_thread(
-                            table_rows, block.slice(start, ROWS_PER_BATCH), table.columns
-                        )
+                    truncated = block.truncated
+                    for rows in block.batches:
                         if pending is not None:
                             yield RowBatch(table.name, iteration, pending, False)
                         pending = rows
-                        out.keep(table.name, [c.name for c in table.columns], rows)
-                    sent += block.num_rows
+                        out.keep(table.name, names, rows)
+                    sent += block.rows
             except (GeneratorExit, asyncio.CancelledError):
                 if plan is not None:
                     plan.cancel()
