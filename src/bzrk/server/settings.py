@@ -51,7 +51,7 @@ class Settings(BaseModel):
     query_max_memory_bytes: int = Field(4 * 1024**3, gt=0)
     query_max_result_rows: int = Field(500_000, gt=0)
     query_summarize_budget_bytes: int = Field(256 * 1024**2, gt=0)
-    query_chunk_counters_after_ms: int = Field(25, ge=0)
+    query_chunk_counters_after_ms: int = Field(200, ge=0)
     query_progress_tick_ms: int = Field(500, ge=10)
     mcp_allowed_origins: str = ""
     oauth_allow_private_metadata_documents: bool = False
@@ -122,8 +122,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "query_chunk_counters_after_ms",
         "A query's chunk counters (Progress `chunks_*`) come from a second planning of the "
-        "query, started once it has run this long; a faster query reports rows only. 0 counts "
-        "every query's chunks, at some cost to small queries.",
+        "query, started once it has run this long; a faster query reports rows only. The "
+        "second planning evaluates skip indexes again, as costly as a needle query itself. 0 "
+        "counts every query's chunks, at that cost to small queries.",
     ),
     Setting(
         "query_progress_tick_ms",
