@@ -577,3 +577,43 @@ def test_a_one_row_result_gets_no_row_cap(env: dict[str, Any]) -> None:
         assert len(snapshots(run(service, query=query, since="3d ago"))[-1]) == 1
     # Grouped, the row count is the data's: capped as every other result.
     assert final_sql("default | summarize count() by severity_text").endswith("LIMIT 500001")
+
+
+class _RecordingStreams:
+    """The real backend, keeping the settings each stream was asked for."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.streams: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def stream_arrow(self, sql: str, **kwargs: Any) -> Any:
+        self.streams.append(kwargs.get("settings"))
+        return self.inner.stream_arrow(sql, **kwargs)
+
+
+def test_grouped_results_stream_in_clickhouse_blocks_and_rows_in_small_ones(
+    env: dict[str, Any],
+) -> None:
+    from bzrk.engine.backends.chdb_backend import STREAM_BLOCK_ROWS
+    from bzrk.engine.service import GROUPED_BLOCK_ROWS
+
+    backend = _RecordingStreams(env["service"].backend)
+    service = QueryService(backend, catalog=env["catalog"])  # type: ignore[arg-type]
+    grouped = run(
+        service,
+        query="default | summarize n = count() by severity_text",
+        since="3d ago",
+        progressive=False,
+    )
+    assert isinstance(grouped[-1], Done) and sum(r[1] for r in snapshots(grouped)[-1]) > 0
+    assert backend.streams[-1].extra["max_block_size"] == GROUPED_BLOCK_ROWS
+    # Raw rows: the backend's small blocks (chDB holds a few ahead of the reader).
+    before = len(backend.streams)
+    rows = run(service, query="default | take 3", since="3d ago", progressive=False)
+    assert len(backend.streams) == before + 1
+    assert isinstance(rows[-1], Done) and len(snapshots(rows)[-1]) == 3
+    assert "max_block_size" not in backend.streams[-1].extra
+    assert STREAM_BLOCK_ROWS < GROUPED_BLOCK_ROWS

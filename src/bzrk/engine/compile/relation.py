@@ -87,6 +87,9 @@ class CompiledTable:
     cappable: bool = False
     # The rows the RowCap lets through (None: no LIMIT).
     row_cap: int | None = None
+    # Its rows are groups (the statement aggregates): few and narrow, so a run may read in
+    # ClickHouse's own block size instead of the small blocks a stream of raw rows needs.
+    grouped: bool = False
 
     def capped(self, cap: int) -> CompiledTable:
         """This table with its result cut at ``cap`` rows, inside the final SELECT."""
@@ -110,7 +113,7 @@ class CompiledTable:
         """This table rendered for one run over ``bounds`` (with the run's registry facts)."""
         bindings = S.Bindings(bounds, self.row_cap, facts)
         return RenderedTable(
-            self.name, self.render(bounds, facts), self.columns, self.plan, bindings
+            self.name, self.render(bounds, facts), self.columns, self.plan, bindings, self.grouped
         )
 
 
@@ -124,6 +127,7 @@ class RenderedTable:
     # The plan and the run's values it was rendered from (for the run's EXPLAIN).
     plan: S.Query
     bindings: S.Bindings
+    grouped: bool = False  # CompiledTable.grouped
 
     def explain_sql(self) -> str:
         """The ``EXPLAIN`` of this run's query (rendered only when the service asks for it)."""
