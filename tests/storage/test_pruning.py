@@ -8,9 +8,11 @@ are printed (run with ``-s`` to see them) for the report.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -158,24 +160,16 @@ def test_one_metric_reads_its_own_granules(chdb_backend, key: str) -> None:  # t
     (tables made before): a filter on the metric reads a few granules with today's key, and
     every granule (its points are spread over the day) without it.
     """
-    database = f"prune_{uuid.uuid4().hex[:10]}"
-    qualified = f"`{database}`.`t`"
-    ddl = render_create_table(qualified, TableLayout())
+    ddl = render_create_table("`d`.`t`", TableLayout())
     assert "ORDER BY (`resource`.`service.name`, `metric_name`, `span_name`, timestamp)" in ddl
-    if key != "today's":
-        ddl = ddl.replace("`metric_name`, `span_name`, timestamp)", "timestamp)")
-    chdb_backend.execute(f"CREATE DATABASE `{database}`")
-    try:
-        chdb_backend.execute(ddl)
-        chdb_backend.execute(
-            f"""INSERT INTO {qualified} (timestamp, ingest_time, body, metric_name, value, resource)
-            SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 200) AS ts,
-              ts, if(number % 10 = 0, NULL, 'request handled'),
-              if(number % 10 = 0, 'shop.page.views', NULL), if(number % 10 = 0, number, NULL),
-              CAST('{{"service.name":"checkout"}}', 'JSON')
-            FROM numbers({METRIC_ROWS})"""
-        )
-        chdb_backend.execute(f"OPTIMIZE TABLE {qualified} FINAL")
+    old_key = None if key == "today's" else ("`metric_name`, `span_name`, timestamp)", "timestamp)")
+    rows = f"""INSERT INTO {{t}} (timestamp, ingest_time, body, metric_name, value, resource)
+        SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 200) AS ts,
+          ts, if(number % 10 = 0, NULL, 'request handled'),
+          if(number % 10 = 0, 'shop.page.views', NULL), if(number % 10 = 0, number, NULL),
+          CAST('{{"service.name":"checkout"}}', 'JSON')
+        FROM numbers({METRIC_ROWS})"""
+    with _merged_table(chdb_backend, old_key, rows) as qualified:
         sql = f"SELECT max(value) FROM {qualified} WHERE metric_name = 'shop.page.views'"
         read, total = _granules(chdb_backend, sql)
         print(f"\none metric ({key} key): {read}/{total} granules")
@@ -185,8 +179,26 @@ def test_one_metric_reads_its_own_granules(chdb_backend, key: str) -> None:  # t
             assert read <= 5 < total
         else:
             assert read == total
+
+
+@contextlib.contextmanager
+def _merged_table(backend: Any, old_key: tuple[str, str] | None, rows: str) -> Iterator[str]:
+    """A table with today's DDL (``old_key``: a text of it replaced, for the key of tables made
+    before) holding the rows ``rows`` inserts into ``{t}``, merged; dropped afterwards."""
+    database = f"prune_{uuid.uuid4().hex[:10]}"
+    qualified = f"`{database}`.`t`"
+    ddl = render_create_table(qualified, TableLayout())
+    if old_key is not None:
+        assert old_key[0] in ddl
+        ddl = ddl.replace(*old_key)
+    backend.execute(f"CREATE DATABASE `{database}`")
+    try:
+        backend.execute(ddl)
+        backend.execute(rows.replace("{t}", qualified))
+        backend.execute(f"OPTIMIZE TABLE {qualified} FINAL")
+        yield qualified
     finally:
-        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
+        backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
 
 
 SPAN_ROWS = 300_000  # one service's rows over a day, every 6th a span of one of 4 operations
@@ -201,24 +213,15 @@ def test_span_only_queries_read_the_spans_granules(chdb_backend, key: str) -> No
     records interleaved in time): a percentile of span durations reads about a sixth of the
     granules with today's key, and every granule without it; the answers are the same.
     """
-    database = f"prune_{uuid.uuid4().hex[:10]}"
-    qualified = f"`{database}`.`t`"
-    ddl = render_create_table(qualified, TableLayout())
-    if key != "today's":
-        ddl = ddl.replace("`span_name`, timestamp)", "timestamp)")
-    chdb_backend.execute(f"CREATE DATABASE `{database}`")
-    try:
-        chdb_backend.execute(ddl)
-        chdb_backend.execute(
-            f"""INSERT INTO {qualified} (timestamp, ingest_time, body, span_name, duration, resource)
-            SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 250) AS ts,
-              ts, if(number % 6 = 0, NULL, 'request handled'),
-              if(number % 6 = 0, concat('GET /', toString(number % 4)), NULL),
-              if(number % 6 = 0, toInt64(number % 1000) * 10000, NULL),
-              CAST('{{"service.name":"checkout"}}', 'JSON')
-            FROM numbers({SPAN_ROWS})"""
-        )
-        chdb_backend.execute(f"OPTIMIZE TABLE {qualified} FINAL")
+    old_key = None if key == "today's" else ("`span_name`, timestamp)", "timestamp)")
+    rows = f"""INSERT INTO {{t}} (timestamp, ingest_time, body, span_name, duration, resource)
+        SELECT toDateTime64('{DAY0}', 7, 'UTC') + toIntervalMillisecond(number * 250) AS ts,
+          ts, if(number % 6 = 0, NULL, 'request handled'),
+          if(number % 6 = 0, concat('GET /', toString(number % 4)), NULL),
+          if(number % 6 = 0, toInt64(number % 1000) * 10000, NULL),
+          CAST('{{"service.name":"checkout"}}', 'JSON')
+        FROM numbers({SPAN_ROWS})"""
+    with _merged_table(chdb_backend, old_key, rows) as qualified:
         sql = (
             f"SELECT quantileExactLow(0.5)(duration), count() FROM {qualified} "
             "WHERE duration IS NOT NULL"
@@ -234,5 +237,3 @@ def test_span_only_queries_read_the_spans_granules(chdb_backend, key: str) -> No
             assert read <= total // 6 + 2
         else:
             assert read == total
-    finally:
-        chdb_backend.execute(f"DROP DATABASE IF EXISTS `{database}` SYNC")
