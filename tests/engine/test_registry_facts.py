@@ -79,6 +79,10 @@ class Recording:
         self.sent.append(sql)
         return self.inner.query_arrow(sql, *args, **kwargs)
 
+    def query_arrow_stats(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(sql)
+        return self.inner.query_arrow_stats(sql, *args, **kwargs)
+
     def stream_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         self.sent.append(sql)
         return self.inner.stream_arrow(sql, *args, **kwargs)

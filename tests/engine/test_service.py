@@ -594,7 +594,7 @@ class _RecordingStreams:
         return self.inner.stream_arrow(sql, **kwargs)
 
 
-def test_grouped_results_stream_in_clickhouse_blocks_and_rows_in_small_ones(
+def test_grouped_results_stream_in_large_blocks_raw_rows_in_small_ones_one_row_whole(
     env: dict[str, Any],
 ) -> None:
     from bzrk.engine.backends.chdb_backend import STREAM_BLOCK_ROWS
@@ -617,3 +617,7 @@ def test_grouped_results_stream_in_clickhouse_blocks_and_rows_in_small_ones(
     assert isinstance(rows[-1], Done) and len(snapshots(rows)[-1]) == 3
     assert "max_block_size" not in backend.streams[-1].extra
     assert STREAM_BLOCK_ROWS < GROUPED_BLOCK_ROWS
+    # One row (count, summarize without by): read whole, no stream.
+    counted = run(service, query="default | count", since="3d ago", progressive=False)
+    assert isinstance(counted[-1], Done) and snapshots(counted)[-1][0][0] > 0
+    assert len(backend.streams) == before + 1

@@ -90,6 +90,9 @@ class CompiledTable:
     # Its rows are groups (the statement aggregates): few and narrow, so a run may read in
     # ClickHouse's own block size instead of the small blocks a stream of raw rows needs.
     grouped: bool = False
+    # One row whatever the input (the statement ends in `count` or a `summarize` without
+    # `by`): nothing to stream.
+    one_row: bool = False
 
     def capped(self, cap: int) -> CompiledTable:
         """This table with its result cut at ``cap`` rows, inside the final SELECT."""
