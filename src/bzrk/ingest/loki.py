@@ -229,7 +229,7 @@ def _legacy_stream(
         raise LokiDecodeError(f"streams[{number}] needs a 'labels' string and an 'entries' array")
     labels = parse_labels(labels_text)
     _check_text(f"streams[{number}].labels", *labels, *labels.values())
-    out = []
+    out: list[tuple[int, str, dict[str, str]]] = []
     for index, entry in enumerate(entries):
         where = f"streams[{number}].entries[{index}]"
         if not isinstance(entry, dict) or not isinstance(entry.get("line"), str):
