@@ -15,6 +15,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
 from tests.engine.otlp import final_rows, post_otlp
+from tests.engine.recording import Recording
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
 
 S = 10**9
@@ -63,29 +64,6 @@ FIRST = _logs(
     {"code": _i(42), "http.route": _s("/b"), "dur": _i(7), "obj": _kv(a=_i(1))},
     {"http.route": _s("/a")},
 )
-
-
-class Recording:
-    """The service's backend, keeping every SQL text it sends."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.sent: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def query_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(sql)
-        return self.inner.query_arrow(sql, *args, **kwargs)
-
-    def query_arrow_stats(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(sql)
-        return self.inner.query_arrow_stats(sql, *args, **kwargs)
-
-    def stream_arrow(self, sql: str, *args: Any, **kwargs: Any) -> Any:
-        self.sent.append(sql)
-        return self.inner.stream_arrow(sql, *args, **kwargs)
 
 
 @pytest.fixture

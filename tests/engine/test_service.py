@@ -579,28 +579,14 @@ def test_a_one_row_result_gets_no_row_cap(env: dict[str, Any]) -> None:
     assert final_sql("default | summarize count() by severity_text").endswith("LIMIT 500001")
 
 
-class _RecordingStreams:
-    """The real backend, keeping the settings each stream was asked for."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.streams: list[Any] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def stream_arrow(self, sql: str, **kwargs: Any) -> Any:
-        self.streams.append(kwargs.get("settings"))
-        return self.inner.stream_arrow(sql, **kwargs)
-
-
 def test_grouped_results_stream_in_large_blocks_raw_rows_in_small_ones_one_row_whole(
     env: dict[str, Any],
 ) -> None:
     from bzrk.engine.backends.chdb_backend import STREAM_BLOCK_ROWS
     from bzrk.engine.service import GROUPED_BLOCK_ROWS
+    from tests.engine.recording import Recording
 
-    backend = _RecordingStreams(env["service"].backend)
+    backend = Recording(env["service"].backend)
     service = QueryService(backend, catalog=env["catalog"])  # type: ignore[arg-type]
     grouped = run(
         service,
