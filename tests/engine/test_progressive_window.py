@@ -21,7 +21,7 @@ from bzrk.engine.events import Done, Metadata, Progress, RowBatch, TableSchema
 from bzrk.engine.progress import RunProgress, ScanSample, read_scan_progress
 from bzrk.engine.request import QueryRequest
 from bzrk.engine.service import QueryService, ServiceLimits
-from bzrk.engine.timewindow import QueryBounds, now_ticks, query_bounds
+from bzrk.engine.timewindow import QueryBounds, now_ticks, query_bounds, whole_window_seconds
 from bzrk.kql.parser import parse
 from bzrk.meta.store import MetaStore
 from bzrk.storage.catalog import StorageCatalog
@@ -60,7 +60,14 @@ def env(chdb_backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict
     catalog = StorageCatalog(chdb_backend, meta, TableNaming(prefix=f"p{uuid.uuid4().hex[:8]}_"))
     catalog.sync()
     write_rows(chdb_backend, catalog.qualified_name("default", "default"), _rows(now_ticks() * 100))
-    yield {"service": QueryService(chdb_backend, catalog=catalog), "catalog": catalog}
+    # Every window runs: these tests follow the slices (the direct whole window has its own).
+    every = ServiceLimits(progressive_direct_below_ms=0)
+    direct = ServiceLimits(progressive_direct_below_ms=60_000)
+    yield {
+        "service": QueryService(chdb_backend, catalog=catalog, limits=every),
+        "direct": QueryService(chdb_backend, catalog=catalog, limits=direct),
+        "catalog": catalog,
+    }
     for db in meta.list_databases():
         chdb_backend.execute(f"DROP DATABASE IF EXISTS `{catalog.naming.database(db.name)}` SYNC")
     meta.close()
@@ -111,6 +118,37 @@ def test_an_in_query_bound_alone_defines_the_progressive_window(env: dict[str, A
     assert covered == sorted(covered) and covered[-1] == 1.0
     assert progress(events)[-1].slices_total == 4
     assert final(events).status == "complete"
+
+
+def test_a_whole_window_projected_to_answer_soon_runs_right_after_two_slices(
+    env: dict[str, Any],
+) -> None:
+    query = "default | summarize n = count() by bin(timestamp, 1h)"
+    events = run(env["direct"], query=query, since="1d ago")
+    shots = snapshots(events)
+    assert len(shots) == 3  # 1/512, 1/64, then the whole day (1/8 is skipped)
+    last = progress(events)[-1]
+    assert last.slices_done == last.slices_total == 3 and last.coverage == 1.0
+    assert final(events).status == "complete"
+    one_shot = snapshots(run(env["direct"], query=query, since="1d ago", progressive=False))
+    assert sorted(shots[-1]) == sorted(one_shot[0])
+    assert sum(row[1] for row in shots[-1]) >= ROWS - 5
+
+
+@pytest.mark.parametrize(
+    ("runs", "projected"),
+    [
+        ([(1 / 512, 0.011), (1 / 64, 0.013)], 0.157),  # fixed 11 ms, 146 ms per window
+        ([(1 / 64, 0.02), (1 / 8, 0.02)], 0.02),  # no growth: the newest slices hold the data
+        ([(1 / 64, 0.03), (1 / 8, 0.02)], 0.02),  # noise never projects a shrinking cost
+        ([(1 / 512, 0.01)], None),  # one run cannot tell fixed cost from cost per row
+    ],
+)
+def test_the_whole_window_time_is_projected_from_the_last_two_slices(
+    runs: list[tuple[float, float]], projected: float | None
+) -> None:
+    got = whole_window_seconds(runs)
+    assert got == projected if projected is None else got == pytest.approx(projected, abs=1e-3)
 
 
 def test_the_request_window_and_the_query_bound_intersect_before_slicing(
@@ -282,7 +320,11 @@ def big(chdb_backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Quer
         " concat('request ', toString(number)), 'INFO', '{\"service.name\":\"a\"}', '{}', '{}'"
         " FROM numbers(1000000)"
     )
-    yield QueryService(chdb_backend, catalog=catalog, limits=ServiceLimits(progress_tick_ms=10))
+    yield QueryService(
+        chdb_backend,
+        catalog=catalog,
+        limits=ServiceLimits(progress_tick_ms=10, progressive_direct_below_ms=0),
+    )
     for db in meta.list_databases():
         chdb_backend.execute(f"DROP DATABASE IF EXISTS `{catalog.naming.database(db.name)}` SYNC")
     meta.close()

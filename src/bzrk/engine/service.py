@@ -9,7 +9,8 @@ an honest status, and every run is recorded.
 end and reach back 1/512, 1/64, 1/8 and all of it (newest first). Each run is a whole, correct
 answer for its window — a lower bound of the final one — so any pipeline is progressive, the
 final snapshot equals a one-shot run, and the repeated work costs at most 1/8 + 1/64 + … ≈ 14 %
-more than one run. Windows apply to every read of a table as a ``WHERE`` on the read (the
+more than one run (the 1/8 slice is skipped when the first two project the whole window to
+answer within ``progressive_direct_below_ms``). Windows apply to every read of a table as a ``WHERE`` on the read (the
 plan's ``sql.ScanBounds`` node, given each run's window when the plan tree is rendered for that
 run), so joins, unions and sub-queries are bounded the same way and the sorting key and
 partitions prune what lies outside. The row cap and the hiding of ``$raw`` are nodes of the
@@ -123,6 +124,10 @@ class ServiceLimits:
     chunk_counters_grace: float | None = 0.25
     # How often a running window's scan progress is read and reported (engine/progress.py).
     progress_tick_ms: int = 500
+    # The whole window runs next, skipping the remaining intermediate windows, once the two
+    # last completed windows project it to take less than this: a snapshot shortly before the
+    # final answer tells a user nothing, and its run costs the final answer that much later.
+    progressive_direct_below_ms: int = 500
     # Planning (parse, bind, compile) of one query ends within this many seconds, or sooner
     # at the request's timeout_ms (engine/planning.py).
     planning_max_seconds: float = 10.0
@@ -589,8 +594,10 @@ class QueryService(QueryExecutor):
         reduction: Reduction | None = None
         budget_note: QueryWarning | None = None
         index = 0
+        timings: list[tuple[float, float]] = []  # (coverage, seconds) of completed windows
         while index < len(windows):
             window = windows[index]
+            run_started = time.monotonic()
             bounds = scan_filter(window, plan.ingest)
             # A plan with registry facts reads them per run (a small blocking query): not on
             # the event loop. One without renders in place (a thread hop costs a fast query).
@@ -668,6 +675,7 @@ class QueryService(QueryExecutor):
                             ran = item
                     assert ran is not None
                     results, stats, run_granules = ran
+                    timings.append((coverage, time.monotonic() - run_started))
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -729,6 +737,9 @@ class QueryService(QueryExecutor):
                     yield Error(code="InvalidStopWhen", title="Invalid stop_when", message=str(exc))
                     return
             index += 1
+            if index < len(windows) - 1 and self._whole_next(timings, deadline):
+                index = len(windows) - 1
+                progress.slices = progress.done + 1
         if last is None:
             # Nothing finished inside the budget: an honest, empty snapshot.
             empty = Snapshot(
@@ -752,6 +763,14 @@ class QueryService(QueryExecutor):
             coverage=coverage,
             stop_reason=stop.text if status == "stopped_early" and stop else None,
         )  # type: ignore[arg-type]
+
+    def _whole_next(self, timings: list[tuple[float, float]], deadline: float | None) -> bool:
+        """Whether the whole window runs next: it is projected to answer within
+        ``progressive_direct_below_ms``, and well within the deadline if there is one."""
+        projected = timewindow.whole_window_seconds(timings)
+        if projected is None or projected * 1000 >= self.limits.progressive_direct_below_ms:
+            return False
+        return deadline is None or deadline - time.monotonic() > 2 * projected
 
     async def _run_once(
         self,

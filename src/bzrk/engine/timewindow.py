@@ -200,6 +200,25 @@ def progressive_windows(window: Window, progressive: bool) -> list[Window]:
     return windows
 
 
+def whole_window_seconds(runs: list[tuple[float, float]]) -> float | None:
+    """The projected time of the whole window's run, from the last two completed windows'
+    ``(coverage, seconds)``: a fixed cost plus a cost per share of the window, fitted through
+    them (None with fewer than two). A run's time grows with the rows it reads; where the
+    newest slices hold no more data than the smaller one, the fit sees no growth and projects
+    that slice's time.
+
+    >>> round(whole_window_seconds([(1 / 512, 0.011), (1 / 64, 0.013)]), 3)
+    0.157
+    """
+    if len(runs) < 2:
+        return None
+    (c1, t1), (c2, t2) = runs[-2], runs[-1]
+    if c2 <= c1:
+        return None
+    per_share = max(0.0, (t2 - t1) / (c2 - c1))
+    return t2 + per_share * (1.0 - c2)
+
+
 def window_coverage(window: Window, full: Window) -> float:
     if not window.bounded or not full.bounded:
         return 1.0

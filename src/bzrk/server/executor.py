@@ -33,5 +33,6 @@ def create_executor(ctx: AppContext) -> QueryExecutor:
             summarize_budget_bytes=settings.query_summarize_budget_bytes,
             chunk_counters_after_ms=settings.query_chunk_counters_after_ms,
             progress_tick_ms=settings.query_progress_tick_ms,
+            progressive_direct_below_ms=settings.query_progressive_direct_below_ms,
         ),
     )

@@ -53,6 +53,7 @@ class Settings(BaseModel):
     query_summarize_budget_bytes: int = Field(256 * 1024**2, gt=0)
     query_chunk_counters_after_ms: int = Field(200, ge=0)
     query_progress_tick_ms: int = Field(500, ge=10)
+    query_progressive_direct_below_ms: int = Field(500, ge=0)
     mcp_allowed_origins: str = ""
     oauth_allow_private_metadata_documents: bool = False
     ingest_max_body_bytes: int = Field(64 * 1024**2, gt=0)
@@ -130,6 +131,13 @@ SETTINGS: tuple[Setting, ...] = (
         "query_progress_tick_ms",
         "How often a running time slice's scan progress is read from ClickHouse and reported "
         "(Progress coverage, ADX TableProgress, MCP progress) while it runs.",
+    ),
+    Setting(
+        "query_progressive_direct_below_ms",
+        "After the 1/512 and 1/64 progressive slices, the whole window runs next (the 1/8 "
+        "slice is skipped) when their times project it to answer within this many ms; a "
+        "request with a deadline skips only when the projection is under half the time left. "
+        "0 runs every slice.",
     ),
     Setting(
         "mcp_allowed_origins",
