@@ -140,7 +140,10 @@ def hypercorn_config(sock: socket.socket, graceful_timeout_s: float) -> Hypercor
     default of 5 s races a client reusing the connection: its request meets a closed socket).
     """
     config = HypercornConfig()
-    config.bind = [f"fd://{sock.fileno()}"]
+    # Hypercorn wraps the descriptor in a socket it closes when it stops, and the caller
+    # closes ``sock``: each closes its own copy, never a number reused in between (chDB's
+    # wakeup pipe, once; tests/server/test_listener_sockets.py).
+    config.bind = [f"fd://{os.dup(sock.fileno())}"]
     config.graceful_timeout = graceful_timeout_s
     config.keep_alive_timeout = 75
     config.accesslog = None
