@@ -49,7 +49,14 @@ def ch_database(chdb_backend) -> Iterator[str]:  # type: ignore[no-untyped-def]
 def dev_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from bzrk.testing import DevServer
 
-    server = DevServer(tmp_path_factory.mktemp("dev-data"), demo=True)
+    # Every progressive slice runs: the surfaces' tests follow the four snapshots of a day.
+    # By default the 1/8 slice of a query projected to answer within 500 ms is skipped, a
+    # decision that depends on timing (tests/engine/test_progressive_window.py covers it).
+    server = DevServer(
+        tmp_path_factory.mktemp("dev-data"),
+        demo=True,
+        extra_env={"BZRK_QUERY_PROGRESSIVE_DIRECT_BELOW_MS": "0"},
+    )
     server.start()
     yield server
     server.stop()
