@@ -595,6 +595,7 @@ class QueryService(QueryExecutor):
         budget_note: QueryWarning | None = None
         index = 0
         timings: list[tuple[float, float]] = []  # (coverage, seconds) of completed windows
+        skip_to_whole = False
         while index < len(windows):
             window = windows[index]
             run_started = time.monotonic()
@@ -676,6 +677,11 @@ class QueryService(QueryExecutor):
                     assert ran is not None
                     results, stats, run_granules = ran
                     timings.append((coverage, time.monotonic() - run_started))
+                    # Decided before this window's progress goes out, so it counts the slices
+                    # that will run.
+                    if index < len(windows) - 2 and self._whole_next(timings, deadline):
+                        skip_to_whole = True
+                        progress.slices = progress.done + 2
             except TimeoutError:
                 status = "soft_budget"
                 break
@@ -737,9 +743,8 @@ class QueryService(QueryExecutor):
                     yield Error(code="InvalidStopWhen", title="Invalid stop_when", message=str(exc))
                     return
             index += 1
-            if index < len(windows) - 1 and self._whole_next(timings, deadline):
-                index = len(windows) - 1
-                progress.slices = progress.done + 1
+            if skip_to_whole:
+                index = max(index, len(windows) - 1)
         if last is None:
             # Nothing finished inside the budget: an honest, empty snapshot.
             empty = Snapshot(
