@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "literals",
             "naming",
             "rewrite",
+            "join_filters",
             "registry_facts",
             "bag_paths",
             "annotated",

@@ -112,6 +112,47 @@ def test_join_defaults_to_innerunique(chdb_backend) -> None:  # type: ignore[no-
     assert rows == [["p"], ["q"]]
 
 
+PAIRS = (
+    "let t1 = datatable(key:long, value:string)[1, 'val1.1', 1, 'val1.2'];"
+    " let t2 = datatable(key:long, value:string)[1, 'val1.3', 1, 'val1.4'];"
+)
+
+
+def test_a_filter_on_left_columns_runs_before_the_innerunique_dedup(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # ADX's documented example: the filter is pushed to the left side, so it picks which left
+    # row the de-duplication keeps (filtered after the join, the kept val1.1 would leave none).
+    _, rows = one(
+        chdb_backend,
+        PAIRS + " t1 | join kind=innerunique t2 on key | where value == 'val1.2'"
+        " | order by value1 asc",
+    )
+    assert rows == [[1, "val1.2", 1, "val1.3"], [1, "val1.2", 1, "val1.4"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # A right column: filtered after the join, over the one kept left row.
+        (PAIRS + " t1 | join t2 on key | where value1 == 'val1.4' | project value1", [["val1.4"]]),
+        # inner keeps every left row: the order of filter and join changes nothing.
+        (
+            PAIRS + " t1 | join kind=inner t2 on key | where value == 'val1.2' | count",
+            [[2]],
+        ),
+        # Both sides in one predicate: not pushed (the kept left row is val1.1).
+        (
+            PAIRS + " t1 | join t2 on key | where value == 'val1.2' or value1 == 'val1.3' | count",
+            [[1]],
+        ),
+    ],
+)
+def test_filters_that_read_right_columns_stay_after_the_join(  # type: ignore[no-untyped-def]
+    chdb_backend, query: str, expected: list[list[Any]]
+) -> None:
+    _, rows = one(chdb_backend, query)
+    assert rows == expected
+
+
 def test_join_kinds_and_right_column_suffix(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     schema, rows = one(
         chdb_backend,

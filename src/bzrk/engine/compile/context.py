@@ -25,6 +25,7 @@ from bzrk.engine.compile import annotated, bag_paths, deadline
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
 from bzrk.engine.compile.functions.window import row_window
+from bzrk.engine.compile.join_filters import filters_before_join
 from bzrk.engine.compile.passes.render import result_table
 from bzrk.engine.compile.relation import (
     CompiledTable,
@@ -353,8 +354,17 @@ class CompileContext:
                 relation = input_rel
             else:
                 relation = self.tabular(node.source, input_rel)
-            for op in node.operators:
+            operators = node.operators
+            index = 0
+            while index < len(operators):
+                op = operators[index]
+                # A `where` Kusto pushes through an innerunique join runs before it.
+                names = {name for name, _ in relation.columns}
+                pushed = filters_before_join(op, operators[index + 1 :], names)
+                for where in operators[index + 1 : index + 1 + pushed]:
+                    relation = self.operator(where, relation)
                 relation = self.operator(op, relation)
+                index += 1 + pushed
             return relation
         if isinstance(node, K.Paren):
             return self.tabular(node.expr, input_rel)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
+from bzrk.engine.compile.join_filters import join_kind
 from bzrk.engine.compile.naming import expr_name, unique_name
 from bzrk.engine.compile.operators.union_sources import union_inputs
 from bzrk.engine.compile.relation import Relation
@@ -147,13 +148,7 @@ def _join_keys(
 
 def op_join(ctx: CompileContext, op: K.Join | K.Lookup, relation: Relation) -> Relation:
     relation = strip_rn(ctx, relation)
-    params = {p.name: p.value for p in op.params}
-    kind_node = params.get("kind")
-    kind = (
-        kind_node.name.lower()
-        if isinstance(kind_node, K.NameRef)
-        else ("leftouter" if isinstance(op, K.Lookup) else "innerunique")
-    )
+    kind = join_kind(op)
     if kind not in _JOIN_KINDS:
         raise unsupported(op, f"join kind '{kind}' is not supported")
     right = strip_rn(ctx, ctx.tabular(op.right))
