@@ -207,8 +207,9 @@ async def run(
             ctx.addresses["query"] = settings.query_url.rstrip("/")
 
         if {"query", "ingest", "scheduler"} & set(services):
-            ctx.backend = await asyncio.to_thread(_open_backend, settings)
-            stack.callback(ctx.backend.close)
+            backend = await asyncio.to_thread(_open_backend, settings)
+            ctx.backend = backend
+            stack.callback(backend.close)
         if {"query", "scheduler"} & set(services):
             from bzrk.server.executor import create_executor
 
