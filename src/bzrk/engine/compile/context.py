@@ -359,8 +359,10 @@ class CompileContext:
             while index < len(operators):
                 op = operators[index]
                 # A `where` Kusto pushes through an innerunique join runs before it.
-                names = {name for name, _ in relation.columns}
-                pushed = filters_before_join(op, operators[index + 1 :], names)
+                pushed = 0
+                if isinstance(op, K.Join):
+                    names = (name for name, _ in relation.columns)
+                    pushed = filters_before_join(op, operators[index + 1 :], names)
                 for where in operators[index + 1 : index + 1 + pushed]:
                     relation = self.operator(where, relation)
                 relation = self.operator(op, relation)

@@ -10,9 +10,8 @@ order does not change their answer.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 
-from bzrk.engine.compile.rewrite import rewrite
 from bzrk.kql import syntax as K
 
 
@@ -26,33 +25,32 @@ def join_kind(op: K.Join | K.Lookup) -> str:
 
 
 def filters_before_join(
-    op: K.QueryOperator, following: Sequence[K.QueryOperator], left_columns: Collection[str]
+    op: K.QueryOperator, following: Sequence[K.QueryOperator], left_columns: Iterable[str]
 ) -> int:
     """How many of the ``where``s right after ``op`` run on its left side first: none unless
-    ``op`` is an ``innerunique`` join; then each in turn while it reads only ``left_columns``."""
+    ``op`` is an ``innerunique`` join; then each in turn while it reads only ``left_columns``
+    (read only then: a pipeline of a thousand ``extend``s asks at every operator)."""
     if not isinstance(op, K.Join) or join_kind(op) != "innerunique":
         return 0
+    if not following or not isinstance(following[0], K.Where):
+        return 0
+    columns = set(left_columns)
     count = 0
     for after in following:
-        if not isinstance(after, K.Where) or not _reads_only(after.predicate, left_columns):
+        if not isinstance(after, K.Where) or not _reads_only(after.predicate, columns):
             break
         count += 1
     return count
 
 
-def _reads_only(predicate: K.Expr, columns: Collection[str]) -> bool:
+def _reads_only(predicate: K.Expr, columns: set[str]) -> bool:
     """Whether every name ``predicate`` reads is one of ``columns`` (no sub-query, no ``$left``
-    or ``$right``): a left column keeps its name after the join, a right one may not."""
-    names: list[str] = []
-    tabular = False
-
-    def visit(node: K.Node) -> K.Node | None:
-        nonlocal tabular
+    or ``$right``): a left column keeps its name after the join, a right one may not. The walk
+    is iterative: a predicate of thousands of terms is fine."""
+    names = []
+    for node in predicate.walk():
+        if isinstance(node, K.Pipeline | K.QueryOperator):
+            return False
         if isinstance(node, K.NameRef):
             names.append(node.name)
-        elif isinstance(node, K.Pipeline | K.QueryOperator):
-            tabular = True
-        return None
-
-    rewrite(predicate, visit)
-    return not tabular and bool(names) and all(name in columns for name in names)
+    return bool(names) and all(name in columns for name in names)
