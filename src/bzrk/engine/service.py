@@ -10,9 +10,9 @@ end and reach back 1/512, 1/64, 1/8 and all of it (newest first). Each run is a 
 answer for its window — a lower bound of the final one — so any pipeline is progressive, the
 final snapshot equals a one-shot run, and the repeated work costs at most 1/8 + 1/64 + … ≈ 14 %
 more than one run (the 1/8 slice is skipped when the first two project the whole window to
-answer within ``progressive_direct_below_ms``). Windows apply to every read of a table as a ``WHERE`` on the read (the
-plan's ``sql.ScanBounds`` node, given each run's window when the plan tree is rendered for that
-run), so joins, unions and sub-queries are bounded the same way and the sorting key and
+answer within ``progressive_direct_below_ms``). Windows apply to every read of a table as a
+``WHERE`` on the read (the plan's ``sql.ScanBounds`` node, given each run's window when the
+plan tree is rendered for that run), so joins, unions and sub-queries are bounded the same way and the sorting key and
 partitions prune what lies outside. The row cap and the hiding of ``$raw`` are nodes of the
 same tree (``_limit``); SQL text exists only per run, rendered once, last.
 
