@@ -37,6 +37,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "summarize_budget",
             "scope",
             "semantics",
+            "search_terms",
+            "bag_search",
             "sharing",
         ),
     ),

@@ -17,7 +17,7 @@ import functools
 import math
 import re
 import string
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -170,6 +170,34 @@ class Given(Expr):
     otherwise: Expr
 
 
+# A stored bag's paths as a run read them from its path registry: (dotted path, the types it
+# has held), in path order.
+BagPathList = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BagSearch(Expr):
+    """A text predicate over a stored bag as one test per stored path (``compile/bag_search.py``).
+
+    A run that read the bag's paths from its registry (:attr:`Bindings.facts` holds ``key``:
+    a :data:`BagPathList`) renders ``per_path`` of each path, ORed (``0`` for none; None from
+    ``per_path``: the path cannot hold a match); otherwise ``0``, and every reader of it is a
+    :class:`Known` that then reads the bag's text instead.
+    """
+
+    key: tuple[str, ...]
+    per_path: Callable[[str, tuple[str, ...]], Expr | None] = field(compare=False, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Known(Expr):
+    """``then`` when the run read the registry value under ``key``, else ``otherwise``."""
+
+    key: tuple[str, ...]
+    then: Expr
+    otherwise: Expr
+
+
 @dataclass(frozen=True, slots=True)
 class Bindings:
     """What one run gives a plan as it is rendered: the values of its run-time nodes.
@@ -181,7 +209,7 @@ class Bindings:
 
     scan_bounds: Expr | None = None
     row_cap: int | None = None
-    facts: Mapping[tuple[str, ...], bool] | None = field(default=None, hash=False)
+    facts: Mapping[tuple[str, ...], bool | BagPathList] | None = field(default=None, hash=False)
 
 
 UNBOUND = Bindings()
@@ -520,6 +548,10 @@ class _Renderer:
             return self.expr(node.ask) if known is None else ("1" if known else "0")
         if isinstance(node, Given):
             return self.given(node)
+        if isinstance(node, BagSearch):
+            return self.bag_search(node)
+        if isinstance(node, Known):
+            return self.expr(node.then if self.path_list(node.key) is not None else node.otherwise)
         if isinstance(node, Star):
             text = f"{quote_identifier(node.table)}.*" if node.table else "*"
             if node.except_:
@@ -539,7 +571,21 @@ class _Renderer:
     def fact(self, node: Fact) -> bool | None:
         """The run's value of a fact (None: the run did not read it)."""
         facts = self.bindings.facts
-        return None if facts is None else facts.get(node.key)
+        value = None if facts is None else facts.get(node.key)
+        return value if isinstance(value, bool) else None
+
+    def path_list(self, key: tuple[str, ...]) -> BagPathList | None:
+        """The run's path list of a bag (None: the run did not read it)."""
+        facts = self.bindings.facts
+        value = None if facts is None else facts.get(key)
+        return value if isinstance(value, tuple) else None
+
+    def bag_search(self, node: BagSearch) -> str:
+        paths = self.path_list(node.key)
+        if paths is None:
+            return "0"
+        tests = [test for path, types in paths if (test := node.per_path(path, types)) is not None]
+        return "(" + " OR ".join(self.expr(t) for t in tests) + ")" if tests else "0"
 
     def given(self, node: Given) -> str:
         known = [self.fact(fact) for fact, _ in node.facts]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import annotated, bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, bag_search, deadline
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
 from bzrk.engine.compile.functions.window import row_window
@@ -89,6 +89,8 @@ class CompileContext:
         self.window_groups: dict[int, str] = {}
         # Constant bag paths the query names (root name -> paths), read natively by tables.
         self.bag_paths: dict[str, set[bag_paths.Path]] = {}
+        # Terms the query searches stored bags for (bag -> (operator, literal)), tested per path.
+        self.bag_searches: dict[str, set[bag_search.Term]] = {}
         # The summarize memory budget; set by the query service, None elsewhere.
         self.budget_policy: BudgetPolicy | None = None
         self.budgets: list[SummarizeBudget] = []
@@ -424,6 +426,12 @@ class CompileContext:
         hidden, bags = bag_paths.table_paths(
             source.bags, self.bag_paths, source.path_registry, source.columns, source.table
         )
+        searches, tested = bag_search.table_items(
+            source.bags, self.bag_searches, source.path_registry
+        )
+        hidden = [*hidden, *searches]
+        for bag, paths in tested.items():
+            bags[bag] = {**bags.get(bag, {}), **paths}
         if source.path_registry and source.registry_reader is not None:
             self.registry_readers[source.path_registry] = source.registry_reader
         query = S.Select(

@@ -10,7 +10,7 @@ table in ``operators/table.py``, and see the query's state as a
 
 from __future__ import annotations
 
-from bzrk.engine.compile import bag_paths, registry_facts
+from bzrk.engine.compile import bag_paths, bag_search, registry_facts
 from bzrk.engine.compile.context import CompileContext
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.operators.patterns import declare_pattern, pattern_relation
@@ -46,6 +46,7 @@ class QueryCompiler(CompileContext):
     def compile(self, query: K.Query) -> CompiledQuery:
         result = CompiledQuery()
         self.bag_paths = bag_paths.collect_paths(query)
+        self.bag_searches = bag_search.collect(query)
         for statement in query.statements:
             if isinstance(statement, K.LetStatement):
                 self.lets[statement.name] = self.let_value(statement.value)

@@ -38,6 +38,16 @@ def _registry_holds(registry: str, column: str, condition: str, value: str) -> S
 # The kinds of registry fact (the first element of a fact's key).
 CHILDREN = "children"
 OTHER_TYPES = "other_types"
+# Not a yes/no fact: every stored path of a bag with its types (``sql.BagSearch``).
+PATHS = "paths"
+
+# What a run read: each fact's value (a PATHS key: the bag's path list).
+FactValues = dict[tuple[str, ...], bool | S.BagPathList]
+
+
+def paths_key(registry: str, column: str) -> tuple[str, ...]:
+    """The key of ``column``'s path list in ``registry`` (every path: the empty prefix)."""
+    return (PATHS, registry, column, "")
 
 
 def has_children(registry: str, column: str, path: Path) -> S.Fact:
@@ -82,9 +92,9 @@ class RegistryFacts:
     readers: Mapping[str, Reader]
     keys: frozenset[tuple[str, ...]]
 
-    def read(self) -> dict[tuple[str, ...], bool] | None:
+    def read(self) -> FactValues | None:
         """Every fact's value now, or None when the registry cannot be read (the SQL asks)."""
-        facts: dict[tuple[str, ...], bool] = {}
+        facts: FactValues = {}
         for registry, reader in self.readers.items():
             keys = [key for key in self.keys if key[1] == registry]
             if not keys:
@@ -117,8 +127,14 @@ def registry_query(registry: str, paths: Sequence[tuple[str, str]]) -> S.Expr:
     )
 
 
-def _fact_value(key: tuple[str, ...], rows: Sequence[Mapping[str, Any]]) -> bool:
+def _fact_value(key: tuple[str, ...], rows: Sequence[Mapping[str, Any]]) -> bool | S.BagPathList:
     kind, _, bag, path, *types = key
+    if kind == PATHS:
+        held: dict[str, set[str]] = {}
+        for r in rows:
+            if r["bag"] == bag:
+                held.setdefault(r["json_path"], set()).add(r["json_type"])
+        return tuple((p, tuple(sorted(held[p]))) for p in sorted(held))
     if kind == CHILDREN:
         prefix = path + "."
         return any(r["bag"] == bag and r["json_path"].startswith(prefix) for r in rows)
@@ -140,6 +156,8 @@ def plan_facts(plans: Sequence[S.Query], readers: Mapping[str, Reader]) -> Regis
         if isinstance(node, S.Fact):
             keys.add(node.key)
             continue
+        if isinstance(node, S.BagSearch):
+            keys.add(node.key)
         stack.extend(S.children(node))
     usable = {registry: reader for registry, reader in readers.items()
               if any(key[1] == registry for key in keys)}  # fmt: skip

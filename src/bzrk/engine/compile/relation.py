@@ -99,7 +99,7 @@ class CompiledTable:
         return replace(self, row_cap=cap, cappable=False)
 
     def render(
-        self, bounds: S.Expr | None = None, facts: dict[tuple[str, ...], bool] | None = None
+        self, bounds: S.Expr | None = None, facts: registry_facts.FactValues | None = None
     ) -> str:
         """The runnable SQL, every stored-table read limited to ``bounds`` (None: all rows),
         with the registry ``facts`` a run read (None: the SQL asks for them)."""
@@ -111,7 +111,7 @@ class CompiledTable:
         return self.render()
 
     def bound(
-        self, bounds: S.Expr | None, facts: dict[tuple[str, ...], bool] | None = None
+        self, bounds: S.Expr | None, facts: registry_facts.FactValues | None = None
     ) -> RenderedTable:
         """This table rendered for one run over ``bounds`` (with the run's registry facts)."""
         bindings = S.Bindings(bounds, self.row_cap, facts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from bzrk.engine import sql as S
-from bzrk.engine.compile import annotated, bag_paths, deadline
+from bzrk.engine.compile import annotated, bag_paths, bag_search, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions import star
 from bzrk.engine.compile.expressions.special import SPECIAL
@@ -200,7 +200,9 @@ class ExprCompiler:
             return arithmetic(node, op, left, right)
         if op in ("==", "!=", "<", "<=", ">", ">=", "<>"):
             return compare(node, "!=" if op == "<>" else op, left, right)
-        return string_op(op, left, right, node)
+        tested = string_op(op, left, right, node)
+        # A stored bag's table read may test each of its paths for the term instead.
+        return Typed(bag_search.lookup(left.sql, op, right.sql, tested.sql), "bool")
 
     def _InList(self, node: K.InList) -> Typed:
         if star.has_wildcard(node.left):

@@ -17,7 +17,7 @@ from bzrk.engine.compile.expressions.star import searchable
 from bzrk.engine.compile.operators.combine import op_union
 from bzrk.engine.compile.operators.where import op_where
 from bzrk.engine.compile.relation import Relation, UserFunction
-from bzrk.engine.compile.rewrite import rewrite
+from bzrk.engine.compile.search_terms import case_sensitive, expand
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -25,69 +25,12 @@ if TYPE_CHECKING:
     from bzrk.engine.compile.relation import Relation
 
 
-def _term(span: K.Span, column: K.Expr, text: str, case_sensitive: bool) -> K.Expr:
-    suffix = "_cs" if case_sensitive else ""
-    if len(text) > 1 and text.startswith("*") and text.endswith("*"):
-        op, text = "contains", text[1:-1]
-    elif text.endswith("*"):
-        op, text = "hasprefix", text[:-1]
-    elif text.startswith("*"):
-        op, text = "hassuffix", text[1:]
-    else:
-        op = "has"
-    return K.Binary(span, op + suffix, column, K.Literal(span, "string", text, repr(text)))
-
-
-def _any_column(span: K.Span, relation: Relation, text: str, case_sensitive: bool) -> K.Expr:
-    terms = [
-        _term(span, K.NameRef(span, name), text, case_sensitive)
-        for name in searchable(relation.columns)
-    ]
-    if not terms:
-        return K.Literal(span, "bool", False, "false")
-    result = terms[0]
-    for term in terms[1:]:
-        result = K.Binary(span, "or", result, term)
-    return K.Paren(span, result)
-
-
-def _predicate(node: K.Expr, relation: Relation, case_sensitive: bool) -> K.Expr:
-    def visit(n: K.Node) -> K.Node | None:
-        if isinstance(n, K.Literal) and n.type == "string":
-            return _any_column(n.span, relation, str(n.value), case_sensitive)
-        if isinstance(n, K.Binary):
-            if n.op == ":" and isinstance(n.right, K.Literal) and isinstance(n.right.value, str):
-                return _term(n.span, n.left, n.right.value, case_sensitive)
-            if isinstance(n.left, K.Star) and isinstance(n.right, K.Literal):
-                text = str(n.right.value)
-                if n.op in ("has", "has_cs"):
-                    return _any_column(n.span, relation, text, n.op == "has_cs" or case_sensitive)
-                raise unsupported(n, f"search: '* {n.op}' is not supported")
-            if n.op in ("and", "or"):
-                return K.Binary(
-                    n.span,
-                    n.op,
-                    _predicate(n.left, relation, case_sensitive),
-                    _predicate(n.right, relation, case_sensitive),
-                )
-            return n  # comparisons keep their string literals
-        if isinstance(n, K.Call) and n.name == "not" and n.args:
-            return K.Call(n.span, "not", (_predicate(n.args[0], relation, case_sensitive),))
-        return None
-
-    return rewrite(node, visit)  # type: ignore[no-any-return]
-
-
-def _case_sensitive(op: K.Search) -> bool:
-    for param in op.params:
-        if param.name.lower() == "kind":
-            value = param.value
-            return isinstance(value, K.NameRef) and value.name.lower() == "case_sensitive"
-    return False
+def _predicate(node: K.Expr, relation: Relation, sensitive: bool) -> K.Expr:
+    return expand(node, searchable(relation.columns), sensitive)
 
 
 def _filtered(ctx: CompileContext, op: K.Search, relation: Relation) -> Relation | None:
-    predicate = _predicate(op.predicate, relation, _case_sensitive(op))
+    predicate = _predicate(op.predicate, relation, case_sensitive(op))
     try:
         return op_where(ctx, K.Where(op.span, predicate), relation)
     except CompileError as error:
@@ -146,4 +89,4 @@ def src_search(ctx: CompileContext, op: K.Search) -> Relation:
 def search_condition(op: K.Search, relation: Relation) -> K.Expr:
     """``op``'s predicate as a `where` predicate over ``relation``'s string and dynamic columns
     (a `{ search "x" }` block of trace-find reads it)."""
-    return _predicate(op.predicate, relation, _case_sensitive(op))
+    return _predicate(op.predicate, relation, case_sensitive(op))

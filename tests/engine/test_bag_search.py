@@ -1,0 +1,219 @@
+"""Text searches of stored bags test each stored path (compile/bag_search.py), over logs sent
+through the real OTLP/HTTP receiver and read through the query service: the answer is the one
+the bag's JSON text gives, keys and values of every type, a path that arrives after a plan was
+cached, and a run that cannot read the path registry."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+
+from bzrk.engine.backends.base import QuerySettings
+from bzrk.engine.compile.query import QueryCompiler
+from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
+from bzrk.engine.service import QueryService
+from bzrk.kql.parser import parse
+from bzrk.storage.catalog import StorageCatalog
+from tests.engine.otlp import final_rows, post_otlp
+from tests.engine.recording import Recording
+from tests.engine.stored_logs import Logs, create_logs
+from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
+
+S = 10**9
+BASE = (time.time_ns() // (60 * S) - 30) * 60 * S  # half an hour ago, on the minute
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _s(text: str) -> AnyValue:
+    return AnyValue(string_value=text)
+
+
+def _logs(first: int, service: str, *records: dict[str, AnyValue]) -> ExportLogsServiceRequest:
+    """Records ``r<first>``, … one second apart, from ``service``, with these attributes."""
+    request = ExportLogsServiceRequest()
+    resource_logs = request.resource_logs.add()
+    resource_logs.resource.attributes.extend(
+        [
+            KeyValue(key="service.name", value=_s(service)),
+            KeyValue(key="k8s.pod.name", value=_s(f"{service}-7f9c-x2")),
+        ]
+    )
+    scope = resource_logs.scope_logs.add()
+    for offset, attributes in enumerate(records):
+        n = first + offset
+        record = scope.log_records.add(time_unix_nano=BASE + n * S, body=_s(f"r{n}"))
+        record.attributes.extend(KeyValue(key=k, value=v) for k, v in attributes.items())
+    return request
+
+
+FIRST = _logs(
+    0,
+    "checkout",
+    {"http.route": _s("/api/checkout"), "http.status_code": AnyValue(int_value=402)},
+    {"error.message": _s("Connection REFUSED by upstream"), "retry": AnyValue(bool_value=True)},
+    {"latency": AnyValue(double_value=1.5e-07), "user.id": _s("u-04823")},
+)
+SECOND = _logs(
+    3,
+    "frontend",
+    {
+        "tags": AnyValue(array_value=ArrayValue(values=[_s("blue"), _s("canary")])),
+        "peer": AnyValue(
+            kvlist_value=KeyValueList(values=[KeyValue(key="host", value=_s("db-1"))])
+        ),
+    },
+    {"note": _s("a\nb")},
+)
+
+
+@pytest.fixture
+async def service(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> tuple[QueryService, Recording]:
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", FIRST), ("/v1/logs", SECOND))
+    recording = Recording(catalog.backend)
+    return QueryService(recording, catalog=catalog), recording  # type: ignore[arg-type]
+
+
+def _bodies(rows: list[list[Any]]) -> list[str]:
+    return sorted(row[0] for row in rows)
+
+
+def _last_query(recording: Recording) -> str:
+    return [sql for sql in recording.sent if not sql.startswith("EXPLAIN")][-1]
+
+
+# (operator, needle) pairs whose per-path answer must equal the JSON text's, over both bags.
+SAME_AS_TEXT = [
+    ("has", "checkout"),  # a resource value (service.name, a typed path) and a route
+    ("has", "refused"),  # case-insensitive, inside a longer value
+    ("has_cs", "refused"),  # case-sensitive: REFUSED is not refused
+    ("has", "connection refused"),  # a phrase
+    ("has", "/api/checkout"),  # punctuation
+    ("has", "402"),  # a number's text
+    ("has", "true"),  # a boolean's text
+    ("has", "canary"),  # an array element
+    ("has", "db"),  # a value inside an object value
+    ("has", "status"),  # a key: `http.status_code` has the term `status`
+    ("has", "7f9c"),  # part of a pod name
+    ("has", "u-04823"),
+    ("contains", "heck"),
+    ("contains_cs", "REF"),
+    ("hasprefix", "conn"),
+    ("hassuffix", "out"),
+    ("!has", "checkout"),
+    ("has", "absent"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("op", "needle"), SAME_AS_TEXT)
+async def test_a_bag_search_answers_as_the_bags_text_does(service, op: str, needle: str) -> None:  # type: ignore[no-untyped-def]
+    svc, recording = service
+    for bag in ("resource", "attributes"):
+        native = await final_rows(svc, f'default | where {bag} {op} "{needle}" | project body')
+        sql = _last_query(recording)
+        assert f"toJSONString(`{bag}`)" not in sql  # read per path, not serialized
+        text = await final_rows(
+            svc, f'default | where tostring({bag}) {op} "{needle}" | project body'
+        )
+        assert _bodies(native) == _bodies(text), (bag, op, needle)
+
+
+@pytest.mark.anyio
+async def test_search_finds_values_and_keys_of_every_bag(service) -> None:  # type: ignore[no-untyped-def]
+    svc, recording = service
+    rows = await final_rows(svc, 'search "frontend" | project body')
+    assert _bodies(rows) == ["r3", "r4"]  # service.name of the second batch
+    assert "dynamicElement(`resource`.`k8s`.`pod`.`name`, 'String')" in _last_query(recording)
+    rows = await final_rows(svc, 'search "canary" or "402" | project body, $table')
+    assert sorted(rows) == [["r0", "default"], ["r3", "default"]]
+    rows = await final_rows(svc, 'search "connection refused" | summarize n = count() by $table')
+    assert rows == [["default", 1]]
+    # Keys read dotted, as the record sent them: `error.message` is one key of two terms.
+    rows = await final_rows(svc, 'default | where attributes has "error.message" | project body')
+    assert _bodies(rows) == ["r1"]
+    # A value is tested as it is, not as JSON escapes it: 'a\nb' has the term b.
+    rows = await final_rows(svc, 'default | where attributes has "b" | project body')
+    assert _bodies(rows) == ["r4"]
+    # A number's or boolean's value is not tested for letters no number spells (the SQL
+    # skips it); the key still is.
+    rows = await final_rows(svc, 'default | where attributes has "latency" | project body')
+    assert _bodies(rows) == ["r2"]
+
+
+@pytest.mark.anyio
+async def test_a_path_that_arrives_after_the_plan_was_cached_is_searched(  # type: ignore[no-untyped-def]
+    service,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    svc, _ = service
+    query = 'default | where attributes has "sunflower" | project body'
+    assert await final_rows(svc, query) == []
+    later = _logs(5, "checkout", {"garden.plant": _s("Sunflower seeds")})
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", later))
+    assert _bodies(await final_rows(svc, query)) == ["r5"]
+    assert len(svc.plans) == 1  # the same plan, rendered with the paths as they are now
+
+
+def _reader(backend: Any) -> Any:
+    def read(sql: str) -> list[dict[str, Any]]:
+        return list(backend.query_arrow(sql, settings=None).to_pylist())
+
+    return read
+
+
+def _broken(sql: str) -> list[dict[str, Any]]:
+    raise RuntimeError("registry unavailable")
+
+
+def test_a_run_that_cannot_read_the_registry_searches_the_text(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
+    create_logs(
+        chdb_backend,
+        ch_database,
+        BASE,
+        [
+            {"attributes": {"k": "alpha beta", "n": 7}},
+            {"attributes": {"alpha": 1}},
+            {"attributes": {"k": "gamma"}},
+        ],
+    )
+    text = 'logs | where attributes has "alpha" | project body | order by body asc'
+    settings = QuerySettings(extra=SEMANTIC_SETTINGS)
+    answers = []
+    for broken in (False, True):
+        resolver = Logs(ch_database)
+        reader = _broken if broken else _reader(chdb_backend)
+        resolver.source = replace(resolver.source, registry_reader=reader)
+        sql = QueryCompiler(resolver).compile(parse(text)).bound(None).tables[0].sql
+        assert ("toJSONString(`attributes`)" in sql) is broken
+        answers.append(chdb_backend.query_arrow(sql, settings=settings).to_pylist())
+    assert answers[0] == answers[1]
+    assert len(answers[0]) == 2
+
+
+def test_a_phrase_regex_runs_behind_a_substring_that_folds_alike(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    from bzrk.engine.oneshot import execute_text
+
+    query = (
+        'datatable(s: string)["Connection refuſed!", "xconnection refused", "connection refused.",'
+        ' "CONNECTION REFUSED", "connection  refused"] | where s has "connection refused"'
+    )
+    rows = execute_text(chdb_backend, query).tables[0].rows
+    # RE2's (?i) folds the long s into s; the substring search in front of it (the longest
+    # run of the needle without an s, "connection refu") must not drop that row.
+    assert rows == [["Connection refuſed!"], ["connection refused."], ["CONNECTION REFUSED"]]
+    sql = QueryCompiler(Logs("d")).compile(parse('logs | where body has "a-b_c"')).tables[0].sql
+    assert "positionCaseInsensitiveUTF8" in sql and "match(" in sql
