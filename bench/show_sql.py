@@ -85,6 +85,9 @@ def main() -> None:
     parser.add_argument("--query", action="append", help="suite query name (default: all)")
     parser.add_argument("--time", action="store_true", help="also time generated vs hand SQL")
     parser.add_argument("--runs", type=int, default=9, help="timed runs of each text (--time)")
+    parser.add_argument("--kql", help="any KQL query instead of the suite's (with --since/--until)")
+    parser.add_argument("--since", help="ISO start of --kql's window (default: the dataset's)")
+    parser.add_argument("--until", help="ISO end of --kql's window (default: the dataset's)")
     args = parser.parse_args()
     data, backend, meta, catalog = ds.build(args.rows, args.data)
     recording = RecordingBackend(backend)
@@ -94,6 +97,11 @@ def main() -> None:
     service = QueryService(recording, catalog=catalog, engine_settings=NO_CACHE)  # type: ignore[arg-type]
     table = catalog.qualified_name("default", "default")
     hand_settings = timed_settings(None)
+    if args.kql:
+        _one_query(service, recording, args, data)
+        backend.close()
+        meta.close()
+        return
     for q in SUITE:
         if args.query and q.name not in args.query:
             continue
@@ -121,6 +129,26 @@ def main() -> None:
         print()
     backend.close()
     meta.close()
+
+
+def _one_query(service: QueryService, recording: RecordingBackend, args: Any, data: Any) -> None:
+    """``--kql``: its generated SQL, and with ``--time`` the service's median time per run."""
+    since = args.since or _iso(data.start_ns)
+    until = args.until or _iso(data.end_ns)
+    recording.seen.clear()
+    asyncio.run(_kql(service, args.kql, since, until))
+    print(f"-- KQL: {args.kql}\n-- window: {since} .. {until}")
+    for sql, _ in recording.seen:
+        print(f"-- generated:\n{sql}")
+    if args.time:
+        times = []
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            asyncio.run(_kql(service, args.kql, since, until))
+            times.append(time.perf_counter() - started)
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        median = statistics.median(times) * 1000
+        print(f"-- the query service, median of {args.runs} runs (load {load}): {median:.1f} ms")
 
 
 if __name__ == "__main__":
