@@ -80,8 +80,9 @@ class ServerThread:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(10)
-        # Hypercorn closed the fd it served from; detach so this object does not close it twice.
-        self.sock.detach()
+        # Hypercorn served from (and closed) a duplicate of the descriptor (server/run.py
+        # hypercorn_config): the listening socket itself is this object's to close.
+        self.sock.close()
 
 
 AUDIENCE_BY_PREFIX = (
