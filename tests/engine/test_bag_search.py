@@ -137,6 +137,11 @@ async def test_search_finds_values_and_keys_of_every_bag(service) -> None:  # ty
     rows = await final_rows(svc, 'search "frontend" | project body')
     assert _bodies(rows) == ["r3", "r4"]  # service.name of the second batch
     assert "dynamicElement(`resource`.`k8s`.`pod`.`name`, 'String')" in _last_query(recording)
+    rows = await final_rows(svc, 'default | where * has "frontend" | project body')
+    assert _bodies(rows) == ["r3", "r4"]  # ADX's explicit form of the same search
+    assert "toJSONString(`resource`)" not in _last_query(recording)
+    rows = await final_rows(svc, 'default | where * !has "frontend" | project body')
+    assert _bodies(rows) == ["r0", "r1", "r2"]
     rows = await final_rows(svc, 'search "canary" or "402" | project body, $table')
     assert sorted(rows) == [["r0", "default"], ["r3", "default"]]
     rows = await final_rows(svc, 'search "connection refused" | summarize n = count() by $table')

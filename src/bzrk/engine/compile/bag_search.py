@@ -14,8 +14,8 @@ answers; the text differs only where JSON escapes a character (``a\\nb`` reads `
 here, ``a``, ``nb`` in the text) and for a term spanning a key and its value.
 
 How: before compiling, the planner collects the terms each stored bag is searched for
-(:func:`collect`): the terms of ``search`` predicates, which search every string and dynamic
-column, and ``bag has "literal"`` (also ``hasprefix``, ``hassuffix``, ``contains`` and their
+(:func:`collect`): the terms of ``search`` predicates and of ``* has "literal"``, which search
+every string and dynamic column, and ``bag has "literal"`` (also ``hasprefix``, ``hassuffix``, ``contains`` and their
 ``_cs`` forms). The table read then selects one hidden boolean per (bag, operator, term)
 (:func:`table_items`): a ``sql.BagSearch`` node, which a run renders from the bag's path list
 in the registry (``storage/json_paths.py``) as one test per path (a value that only ever held
@@ -71,16 +71,20 @@ def collect(query: K.Node) -> dict[str, set[Term]]:
             except CompileError:  # the operator reports it, located
                 continue
         for test in tests:
-            if (
+            if not (
                 isinstance(test, K.Binary)
                 and test.op.lstrip("!") in OPERATORS
-                and isinstance(test.left, K.NameRef)
-                and test.left.name in bag_paths.STORED_BAGS
                 and isinstance(test.right, K.Literal)
                 and isinstance(test.right.value, str)
                 and test.right.value
             ):
-                found.setdefault(test.left.name, set()).add((test.op.lstrip("!"), test.right.value))
+                continue
+            term = (test.op.lstrip("!"), test.right.value)
+            if isinstance(test.left, K.Star):  # `* has "x"`: every searched column
+                for bag in bags:
+                    found.setdefault(bag, set()).add(term)
+            elif isinstance(test.left, K.NameRef) and test.left.name in bag_paths.STORED_BAGS:
+                found.setdefault(test.left.name, set()).add(term)
     return found
 
 
