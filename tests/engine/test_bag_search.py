@@ -142,6 +142,15 @@ async def test_search_finds_values_and_keys_of_every_bag(service) -> None:  # ty
     assert "toJSONString(`resource`)" not in _last_query(recording)
     rows = await final_rows(svc, 'default | where * !has "frontend" | project body')
     assert _bodies(rows) == ["r0", "r1", "r2"]
+    rows = await final_rows(
+        svc, 'default | where attributes has_any ("canary", "402") | project body'
+    )
+    assert _bodies(rows) == ["r0", "r3"]
+    assert "toJSONString(`attributes`)" not in _last_query(recording)
+    rows = await final_rows(
+        svc, 'default | where attributes has_all ("blue", "canary") | project body'
+    )
+    assert _bodies(rows) == ["r3"]
     rows = await final_rows(svc, 'search "canary" or "402" | project body, $table')
     assert sorted(rows) == [["r0", "default"], ["r3", "default"]]
     rows = await final_rows(svc, 'search "connection refused" | summarize n = count() by $table')

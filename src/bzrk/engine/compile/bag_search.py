@@ -15,13 +15,14 @@ here, ``a``, ``nb`` in the text) and for a term spanning a key and its value.
 
 How: before compiling, the planner collects the terms each stored bag is searched for
 (:func:`collect`): the terms of ``search`` predicates and of ``* has "literal"``, which search
-every string and dynamic column, and ``bag has "literal"`` (also ``hasprefix``, ``hassuffix``, ``contains`` and their
-``_cs`` forms). The table read then selects one hidden boolean per (bag, operator, term)
-(:func:`table_items`): a ``sql.BagSearch`` node, which a run renders from the bag's path list
-in the registry (``storage/json_paths.py``) as one test per path (a value that only ever held
-numbers or booleans is not tested for a term no number or boolean spells); a run that cannot
-read the registry renders the JSON text test. The hidden column rides along like a bag path
-(``bag_paths.carry``), and the operator reads it (:func:`lookup`).
+every string and dynamic column; ``bag has "literal"`` (also ``hasprefix``, ``hassuffix``,
+``contains``, their ``_cs`` and negated forms); and each literal of ``has_any``/``has_all``.
+The table read then selects one hidden boolean per (bag, operator, term) (:func:`table_items`):
+a ``sql.BagSearch`` node, which a run renders from the bag's path list in the registry
+(``storage/json_paths.py``) as one test per path (a value that only ever held numbers or
+booleans is not tested for a term no number or boolean spells). The operator reads it through
+a ``sql.Known`` node (:func:`lookup`), which a run that could not read the registry renders as
+the test of the bag's text. The hidden column rides along like a bag path (``bag_paths.carry``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ def collect(query: K.Node) -> dict[str, set[Term]]:
     bags = sorted(bag_paths.STORED_BAGS)
     for node in query.walk():
         tests: list[K.Node] = [node]
-        if isinstance(node, K.Search):
+        if isinstance(node, K.InList) and node.op.lstrip("!").startswith(("has_any", "has_all")):
+            op = "has_cs" if node.op.endswith("_cs") else "has"
+            tests = [K.Binary(node.span, op, node.left, item) for item in node.items]
+        elif isinstance(node, K.Search):
             try:
                 tests = list(expand(node.predicate, bags, case_sensitive(node)).walk())
             except CompileError:  # the operator reports it, located

@@ -227,8 +227,9 @@ class ExprCompiler:
         if base.startswith("has_any") or base.startswith("has_all"):
             mode_all = base.startswith("has_all")
             cs = base.endswith("_cs")
+            op = "has_cs" if cs else "has"
             parts = [
-                string_op("has_cs" if cs else "has", left, v, node).sql
+                bag_search.lookup(left.sql, op, v.sql, string_op(op, left, v, node).sql)
                 for v in expand_dynamic(values)
             ]
             if not parts:
