@@ -10,8 +10,9 @@ bags*).
 What holds: the bag has the term when one of its keys or one of its values has it. A key is
 the dotted path as the record sent it (``k8s.pod.name``), a value its text (a string as it
 is, other types as JSON). For a term of letters and digits this is what the JSON text
-answers; the text differs only where JSON escapes a character (``a\\nb`` reads ``a``, ``b``
-here, ``a``, ``nb`` in the text) and for a term spanning a key and its value.
+answers; the text differs where JSON escapes a character (``a\\nb`` reads ``a``, ``b`` here,
+``a``, ``nb`` in the text), where a key is dotted (``"service.name"`` is a key here; the text
+nests it as ``{"service":{"name":…}}``) and for a term spanning a key and its value.
 
 How: before compiling, the planner collects the terms each stored bag is searched for
 (:func:`collect`): the terms of ``search`` predicates and of ``* has "literal"``, which search
