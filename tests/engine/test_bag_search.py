@@ -137,6 +137,12 @@ async def test_search_finds_values_and_keys_of_every_bag(service) -> None:  # ty
     rows = await final_rows(svc, 'search "frontend" | project body')
     assert _bodies(rows) == ["r3", "r4"]  # service.name of the second batch
     assert "dynamicElement(`resource`.`k8s`.`pod`.`name`, 'String')" in _last_query(recording)
+    # As a value, a bag without the term is false (an absent path's test is NULL, read false).
+    rows = await final_rows(
+        svc, 'default | project body, h = attributes has "canary", n = attributes !has "canary"'
+    )
+    assert sorted(rows) == [[f"r{i}", i == 3, i != 3] for i in range(5)]
+    assert "toJSONString(`attributes`)" not in _last_query(recording)
     rows = await final_rows(svc, 'default | where * has "frontend" | project body')
     assert _bodies(rows) == ["r3", "r4"]  # ADX's explicit form of the same search
     assert "toJSONString(`resource`)" not in _last_query(recording)

@@ -180,8 +180,8 @@ class BagSearch(Expr):
     """A text predicate over a stored bag as one test per stored path (``compile/bag_search.py``).
 
     A run that read the bag's paths from its registry (:attr:`Bindings.facts` holds ``key``:
-    a :data:`BagPathList`) renders ``per_path`` of each path, ORed (``0`` for none; None from
-    ``per_path``: the path cannot hold a match); otherwise ``0``, and every reader of it is a
+    a :data:`BagPathList`) renders ``per_path`` of each path, ORed, a NULL test counting as
+    false (``0`` for none; None from ``per_path``: the path cannot hold a match); otherwise ``0``, and every reader of it is a
     :class:`Known` that then reads the bag's text instead.
     """
 
@@ -585,7 +585,9 @@ class _Renderer:
         if paths is None:
             return "0"
         tests = [test for path, types in paths if (test := node.per_path(path, types)) is not None]
-        return "(" + " OR ".join(self.expr(t) for t in tests) + ")" if tests else "0"
+        if not tests:
+            return "0"
+        return "ifNull((" + " OR ".join(self.expr(t) for t in tests) + "), 0)"
 
     def given(self, node: Given) -> str:
         known = [self.fact(fact) for fact, _ in node.facts]
