@@ -48,3 +48,28 @@ async def test_awkward_keys_are_searched_like_the_text(  # type: ignore[no-untyp
         assert rows == text == [[f"r{n}"]], KEYS[n]
     rows = await final_rows(svc, 'search "needle3" | project body')
     assert rows == [["r3"]]
+
+
+@pytest.mark.anyio
+async def test_a_bag_of_very_many_paths_is_searched_as_its_text(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    from bzrk.engine.compile.registry_facts import MAX_SEARCHED_PATHS
+    from tests.engine.recording import Recording
+
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    record = scope.log_records.add(time_unix_nano=BASE, body=AnyValue(string_value="wide"))
+    record.attributes.extend(
+        KeyValue(key=f"k{i}", value=AnyValue(string_value=f"v{i}"))
+        for i in range(MAX_SEARCHED_PATHS + 1)
+    )
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
+    recording = Recording(catalog.backend)
+    svc = QueryService(recording, catalog=catalog)  # type: ignore[arg-type]
+    assert await final_rows(svc, 'default | where attributes has "v7" | project body') == [["wide"]]
+    sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
+    assert "toJSONString(`attributes`)" in sql  # one test per path would be 257 of them
+    assert "`attributes`.`k7`" not in sql

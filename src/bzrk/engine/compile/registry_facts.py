@@ -78,6 +78,9 @@ def holds_other(registry: str, column: str, path: Path, types: Sequence[str]) ->
 # A run reads at most this many registry rows for its facts; a registry with more under the
 # paths a query names leaves the facts to the SQL.
 MAX_REGISTRY_ROWS = 10_000
+# A bag with more stored paths than this is searched as its text (``sql.BagSearch``): one test
+# per path would make a query of thousands of terms for ClickHouse to analyse.
+MAX_SEARCHED_PATHS = 256
 
 
 @dataclass
@@ -107,7 +110,10 @@ class RegistryFacts:
             if len(rows) > MAX_REGISTRY_ROWS:
                 return None
             for key in keys:
-                facts[key] = _fact_value(key, rows)
+                value = _fact_value(key, rows)
+                if isinstance(value, tuple) and len(value) > MAX_SEARCHED_PATHS:
+                    continue  # unknown: the bag is searched as its text
+                facts[key] = value
         return facts
 
 
