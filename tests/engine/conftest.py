@@ -20,3 +20,9 @@ def sent_sql(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     assert not sent.bad, "SQL sent with unrendered parts:\n" + "\n\n".join(
         f"{', '.join(wrong)}\n{sql[:2000]}" for sql, wrong in sent.bad
     )
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """``@pytest.mark.anyio`` tests run on asyncio."""
+    return "asyncio"

@@ -3,14 +3,25 @@ read a query's final rows from the query service."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from google.protobuf.message import Message
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from bzrk.engine.events import Error, RowBatch
 from bzrk.engine.request import QueryRequest
 from bzrk.engine.service import QueryService
 from bzrk.testing import client
+
+S = 10**9
+# Half an hour before the test module was imported, on the minute: inside final_rows' window.
+BASE = (time.time_ns() // (60 * S) - 30) * 60 * S
+
+
+def text(value: str) -> AnyValue:
+    """An OTLP string value."""
+    return AnyValue(string_value=value)
 
 
 async def post_otlp(ingest_app: Any, token: str, *messages: tuple[str, Message]) -> None:

@@ -4,6 +4,7 @@ and the resolver that names it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -50,3 +51,17 @@ def create_logs(backend: Any, database: str, start_ns: int, bags: list[dict[str,
         for i, bag in enumerate(bags)
     ]
     write_rows(backend, f"`{database}`.`logs`", rows)
+
+
+def registry_reader(backend: Any) -> Callable[[str], list[dict[str, Any]]]:
+    """How a run reads the path registry through ``backend`` (TableSource.registry_reader)."""
+
+    def read(sql: str) -> list[dict[str, Any]]:
+        return list(backend.query_arrow(sql, settings=None).to_pylist())
+
+    return read
+
+
+def unreadable_registry(sql: str) -> list[dict[str, Any]]:
+    """A registry reader that fails: the run must do without the registry's facts."""
+    raise RuntimeError("registry unavailable")

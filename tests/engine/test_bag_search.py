@@ -1,11 +1,11 @@
 """Text searches of stored bags test each stored path (compile/bag_search.py), over logs sent
 through the real OTLP/HTTP receiver and read through the query service: the answer is the one
-the bag's JSON text gives, keys and values of every type, a path that arrives after a plan was
-cached, and a run that cannot read the path registry."""
+the bag's JSON text gives, keys and values of every type, keys awkward as ClickHouse paths, a
+path that arrives after a plan was cached, a bag of very many paths, and a run that cannot read
+the path registry."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -15,26 +15,17 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 
 from bzrk.engine.backends.base import QuerySettings
 from bzrk.engine.compile.query import QueryCompiler
+from bzrk.engine.compile.registry_facts import MAX_SEARCHED_PATHS
+from bzrk.engine.oneshot import execute_text
 from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
 from bzrk.engine.service import QueryService
 from bzrk.kql.parser import parse
 from bzrk.storage.catalog import StorageCatalog
-from tests.engine.otlp import final_rows, post_otlp
+from tests.engine.otlp import BASE, S, final_rows, post_otlp
+from tests.engine.otlp import text as _s
 from tests.engine.recording import Recording
-from tests.engine.stored_logs import Logs, create_logs
+from tests.engine.stored_logs import Logs, create_logs, registry_reader, unreadable_registry
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
-
-S = 10**9
-BASE = (time.time_ns() // (60 * S) - 30) * 60 * S  # half an hour ago, on the minute
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _s(text: str) -> AnyValue:
-    return AnyValue(string_value=text)
 
 
 def _logs(first: int, service: str, *records: dict[str, AnyValue]) -> ExportLogsServiceRequest:
@@ -188,17 +179,6 @@ async def test_a_path_that_arrives_after_the_plan_was_cached_is_searched(  # typ
     assert len(svc.plans) == 1  # the same plan, rendered with the paths as they are now
 
 
-def _reader(backend: Any) -> Any:
-    def read(sql: str) -> list[dict[str, Any]]:
-        return list(backend.query_arrow(sql, settings=None).to_pylist())
-
-    return read
-
-
-def _broken(sql: str) -> list[dict[str, Any]]:
-    raise RuntimeError("registry unavailable")
-
-
 def test_a_run_that_cannot_read_the_registry_searches_the_text(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
     create_logs(
         chdb_backend,
@@ -215,7 +195,7 @@ def test_a_run_that_cannot_read_the_registry_searches_the_text(chdb_backend, ch_
     answers = []
     for broken in (False, True):
         resolver = Logs(ch_database)
-        reader = _broken if broken else _reader(chdb_backend)
+        reader = unreadable_registry if broken else registry_reader(chdb_backend)
         resolver.source = replace(resolver.source, registry_reader=reader)
         sql = QueryCompiler(resolver).compile(parse(text)).bound(None).tables[0].sql
         assert ("toJSONString(`attributes`)" in sql) is broken
@@ -225,8 +205,6 @@ def test_a_run_that_cannot_read_the_registry_searches_the_text(chdb_backend, ch_
 
 
 def test_a_phrase_regex_runs_behind_a_substring_that_folds_alike(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    from bzrk.engine.oneshot import execute_text
-
     query = (
         'datatable(s: string)["Connection refuſed!", "xconnection refused", "connection refused.",'
         ' "CONNECTION REFUSED", "connection  refused"] | where s has "connection refused"'
@@ -237,3 +215,56 @@ def test_a_phrase_regex_runs_behind_a_substring_that_folds_alike(chdb_backend) -
     assert rows == [["Connection refuſed!"], ["connection refused."], ["CONNECTION REFUSED"]]
     sql = QueryCompiler(Logs("d")).compile(parse('logs | where body has "a-b_c"')).tables[0].sql
     assert "positionCaseInsensitiveUTF8" in sql and "match(" in sql
+
+
+def _one_each(*attributes: list[KeyValue]) -> ExportLogsServiceRequest:
+    """Records ``r0``, ``r1``, … one second apart, each with its own attributes."""
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    for n, attrs in enumerate(attributes):
+        record = scope.log_records.add(time_unix_nano=BASE + n * S, body=_s(f"r{n}"))
+        record.attributes.extend(attrs)
+    return request
+
+
+# Keys that are awkward as ClickHouse paths: empty segments, spaces, quotes, non-ASCII.
+AWKWARD_KEYS = ["a..b", "x.", ".y", "sp ace", "back`tick", "quo'te", "uni.cöde"]
+
+
+@pytest.mark.anyio
+async def test_awkward_keys_are_searched_like_the_text(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    request = _one_each(
+        *([KeyValue(key=key, value=_s(f"needle{n} v"))] for n, key in enumerate(AWKWARD_KEYS))
+    )
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
+    svc = QueryService(catalog.backend, catalog=catalog)
+    for n in range(len(AWKWARD_KEYS)):
+        rows = await final_rows(svc, f'default | where attributes has "needle{n}" | project body')
+        text = await final_rows(
+            svc, f'default | where tostring(attributes) has "needle{n}" | project body'
+        )
+        assert rows == text == [[f"r{n}"]], AWKWARD_KEYS[n]
+    rows = await final_rows(svc, 'search "needle3" | project body')
+    assert rows == [["r3"]]
+
+
+@pytest.mark.anyio
+async def test_a_bag_of_very_many_paths_is_searched_as_its_text(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    request = _one_each(
+        [KeyValue(key=f"k{i}", value=_s(f"v{i}")) for i in range(MAX_SEARCHED_PATHS + 1)]
+    )
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
+    recording = Recording(catalog.backend)
+    svc = QueryService(recording, catalog=catalog)  # type: ignore[arg-type]
+    assert await final_rows(svc, 'default | where attributes has "v7" | project body') == [["r0"]]
+    sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
+    assert "toJSONString(`attributes`)" in sql  # one test per path would be 257 of them
+    assert "`attributes`.`k7`" not in sql

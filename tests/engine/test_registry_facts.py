@@ -5,7 +5,6 @@ a cached plan whose path gains a new type between two runs."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -14,21 +13,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
-from tests.engine.otlp import final_rows, post_otlp
+from tests.engine.otlp import BASE, S, final_rows, post_otlp
+from tests.engine.otlp import text as _s
 from tests.engine.recording import Recording
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
-
-S = 10**9
-BASE = (time.time_ns() // (60 * S) - 30) * 60 * S  # half an hour ago, on the minute
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def _s(text: str) -> AnyValue:
-    return AnyValue(string_value=text)
 
 
 def _i(number: int) -> AnyValue:
@@ -175,17 +163,6 @@ async def test_numbers_only_path_converts_without_text(service) -> None:  # type
     assert "toFloat64OrNull" not in sql
 
 
-def _reader(backend: Any) -> Any:
-    def read(sql: str) -> list[dict[str, Any]]:
-        return list(backend.query_arrow(sql, settings=None).to_pylist())
-
-    return read
-
-
-def _broken(sql: str) -> list[dict[str, Any]]:
-    raise RuntimeError("registry unavailable")
-
-
 def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_answer(
     chdb_backend,
     ch_database,  # type: ignore[no-untyped-def]
@@ -196,7 +173,12 @@ def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_a
     from bzrk.engine.compile.query import QueryCompiler
     from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
     from bzrk.kql.parser import parse
-    from tests.engine.stored_logs import Logs, create_logs
+    from tests.engine.stored_logs import (
+        Logs,
+        create_logs,
+        registry_reader,
+        unreadable_registry,
+    )
 
     create_logs(
         chdb_backend,
@@ -216,7 +198,7 @@ def test_a_run_that_cannot_read_the_registry_asks_inside_the_sql_with_the_same_a
     )
     settings = QuerySettings(extra=SEMANTIC_SETTINGS)
     answers = []
-    for reader, asked in ((_reader(chdb_backend), False), (_broken, True)):
+    for reader, asked in ((registry_reader(chdb_backend), False), (unreadable_registry, True)):
         resolver = Logs(ch_database)
         resolver.source = replace(resolver.source, registry_reader=reader)
         compiled = QueryCompiler(resolver).compile(parse(text))

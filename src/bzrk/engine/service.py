@@ -13,8 +13,9 @@ more than one run (the 1/8 slice is skipped when the first two project the whole
 answer within ``progressive_direct_below_ms``). Windows apply to every read of a table as a
 ``WHERE`` on the read (the plan's ``sql.ScanBounds`` node, given each run's window when the
 plan tree is rendered for that run), so joins, unions and sub-queries are bounded the same
-way and the sorting key and partitions prune what lies outside. The row cap and the hiding of ``$raw`` are nodes of the
-same tree (``_limit``); SQL text exists only per run, rendered once, last.
+way and the sorting key and partitions prune what lies outside. The row cap and the hiding of
+``$raw`` are nodes of the same tree (``_limit``); SQL text exists only per run, rendered once,
+last.
 
 Compiled plans (trees, not text) do not depend on the window and are cached (``plancache.py``).
 """

@@ -181,8 +181,8 @@ class BagSearch(Expr):
 
     A run that read the bag's paths from its registry (:attr:`Bindings.facts` holds ``key``:
     a :data:`BagPathList`) renders ``per_path`` of each path, ORed, a NULL test counting as
-    false (``0`` for none; None from ``per_path``: the path cannot hold a match); otherwise ``0``, and every reader of it is a
-    :class:`Known` that then reads the bag's text instead.
+    false (``0`` for none; None from ``per_path``: the path cannot hold a match). Otherwise it
+    renders ``0``, and every reader of it is a :class:`Known` that then reads the bag's text.
     """
 
     key: tuple[str, ...]

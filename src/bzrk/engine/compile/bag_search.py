@@ -114,6 +114,13 @@ def table_items(
     return items, result
 
 
+def string_test(op: str, left: Typed, right: Typed, node: K.Node | None = None) -> Typed:
+    """KQL's string operator ``left op right``; on a stored bag its table read tests per path,
+    the hidden test read in a run that read the bag's paths (the text test otherwise)."""
+    tested = string_op(op, left, right, node)
+    return Typed(lookup(left.sql, op, right.sql, tested.sql), "bool")
+
+
 def lookup(bag: S.Expr, op: str, right: S.Expr, text_test: S.Expr) -> S.Expr:
     """``bag op right`` (``op`` may be negated): the hidden per-path test its table read
     carries, in a run that read the bag's paths; else ``text_test``, the test of its text."""

@@ -25,7 +25,6 @@ from bzrk.engine.compile.semantics import (
     compare,
     expand_dynamic,
     in_values,
-    string_op,
 )
 from bzrk.engine.compile.typed import (
     NUMERIC_RANK,
@@ -200,9 +199,7 @@ class ExprCompiler:
             return arithmetic(node, op, left, right)
         if op in ("==", "!=", "<", "<=", ">", ">=", "<>"):
             return compare(node, "!=" if op == "<>" else op, left, right)
-        tested = string_op(op, left, right, node)
-        # A stored bag's table read may test each of its paths for the term instead.
-        return Typed(bag_search.lookup(left.sql, op, right.sql, tested.sql), "bool")
+        return bag_search.string_test(op, left, right, node)
 
     def _InList(self, node: K.InList) -> Typed:
         if star.has_wildcard(node.left):
@@ -228,10 +225,7 @@ class ExprCompiler:
             mode_all = base.startswith("has_all")
             cs = base.endswith("_cs")
             op = "has_cs" if cs else "has"
-            parts = [
-                bag_search.lookup(left.sql, op, v.sql, string_op(op, left, v, node).sql)
-                for v in expand_dynamic(values)
-            ]
+            parts = [bag_search.string_test(op, left, v, node).sql for v in expand_dynamic(values)]
             if not parts:
                 return Typed(lit(mode_all), "bool")
             expr = parts[0]

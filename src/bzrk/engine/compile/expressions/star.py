@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from bzrk.engine import sql as S
 from bzrk.engine.compile import bag_paths, bag_search
 from bzrk.engine.compile.errors import unsupported
-from bzrk.engine.compile.semantics import string_op
 from bzrk.engine.compile.typed import T, Typed, json_or_null_literal, lit
 from bzrk.kql import syntax as K
 
@@ -51,15 +50,7 @@ def any_column(c: ExprCompiler, node: K.Binary) -> Typed:
     right = c.compile(node.right)
     columns = c.scope.input_columns if c.scope.input_columns is not None else c.scope.columns
     names = searchable((name, typed.type) for name, typed in columns.items())
-    parts = [
-        bag_search.lookup(
-            columns[name].sql,
-            positive,
-            right.sql,
-            string_op(positive, columns[name], right, node).sql,
-        )
-        for name in names
-    ]
+    parts = [bag_search.string_test(positive, columns[name], right, node).sql for name in names]
     if not parts:
         return Typed(lit(negated), "bool")
     expr = parts[0]
