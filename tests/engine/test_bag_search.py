@@ -14,8 +14,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 
 from bzrk.engine.backends.base import QuerySettings
+from bzrk.engine.compile.bag_search import MAX_SEARCHED_PATHS, TESTS_PER_BAG
 from bzrk.engine.compile.query import QueryCompiler
-from bzrk.engine.compile.registry_facts import MAX_SEARCHED_PATHS
 from bzrk.engine.oneshot import execute_text
 from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
 from bzrk.engine.service import QueryService
@@ -268,3 +268,28 @@ async def test_a_bag_of_very_many_paths_is_searched_as_its_text(  # type: ignore
     sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
     assert "toJSONString(`attributes`)" in sql  # one test per path would be 257 of them
     assert "`attributes`.`k7`" not in sql
+
+
+@pytest.mark.anyio
+async def test_many_terms_over_many_paths_stay_within_clickhouses_limits(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    # 16 terms over 200 paths would be 3,200 tests of one bag: past ClickHouse's 50,000 AST
+    # nodes (TOO_BIG_AST). Past TESTS_PER_BAG the bag is searched as its text instead.
+    paths = 200
+    assert 16 * paths > TESTS_PER_BAG and paths <= MAX_SEARCHED_PATHS
+    request = _one_each(
+        *([KeyValue(key=f"k{i}.p", value=_s(f"v{i} w{j}")) for i in range(paths)] for j in range(3))
+    )
+    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
+    svc = QueryService(catalog.backend, catalog=catalog)
+    terms = " or ".join(f'"absent{n}"' for n in range(15))
+    assert await final_rows(svc, f'search {terms} or "w2" | project body') == [["r2"]]
+    # One term over the same bag is tested per path.
+    recording = Recording(catalog.backend)
+    svc = QueryService(recording, catalog=catalog)  # type: ignore[arg-type]
+    assert await final_rows(svc, 'default | where attributes has "w1" | project body') == [["r1"]]
+    sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
+    assert "toJSONString(`attributes`)" not in sql

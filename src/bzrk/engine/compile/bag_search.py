@@ -48,6 +48,11 @@ OPERATORS = frozenset(
 )  # fmt: skip
 # At most this many (operator, term) pairs per bag get a hidden column; more use the text.
 MAX_TERMS_PER_BAG = 16
+# A table read tests at most this many (term, path) pairs per bag, and a bag of more than
+# MAX_SEARCHED_PATHS paths is always searched as its text: every test is a few expression
+# nodes, and ClickHouse refuses a query past 50,000 (16 terms over 250 paths did).
+TESTS_PER_BAG = 512
+MAX_SEARCHED_PATHS = 256
 # A marker segment no bag path has (a path segment never holds a dot: bag_paths.index_key).
 _MARKER = "search."
 # The characters of a number's or a boolean's text (JSON: 1.5e-07, true, false, nan, inf).
@@ -105,11 +110,17 @@ def table_items(
     if registry is None:
         return items, result
     for column, typed_paths in bags.items():
-        for term in sorted(wanted.get(column, ()))[:MAX_TERMS_PER_BAG]:
+        terms = sorted(wanted.get(column, ()))[:MAX_TERMS_PER_BAG]
+        if not terms:
+            continue
+        key = registry_facts.paths_key(
+            registry, column, min(MAX_SEARCHED_PATHS, TESTS_PER_BAG // len(terms))
+        )
+        for term in terms:
             leaf = f"$bagsearch_{len(items)}"
-            items.append((_bag_search(column, typed_paths, registry, term), leaf))
+            items.append((_bag_search(column, typed_paths, key, term), leaf))
             result.setdefault(column, {})[_path(term)] = bag_paths.PathColumns(
-                leaf, None, "UInt8", search=registry_facts.paths_key(registry, column)
+                leaf, None, "UInt8", search=key
             )
     return items, result
 
@@ -138,7 +149,7 @@ def lookup(bag: S.Expr, op: str, right: S.Expr, text_test: S.Expr) -> S.Expr:
 
 
 def _bag_search(
-    column: str, typed_paths: Mapping[str, str], registry: str, term: Term
+    column: str, typed_paths: Mapping[str, str], key: tuple[str, ...], term: Term
 ) -> S.BagSearch:
     op, needle = term
 
@@ -179,4 +190,4 @@ def _bag_search(
             return key
         return test(value) if key is None else S.BinOp("OR", key, test(value))
 
-    return S.BagSearch(registry_facts.paths_key(registry, column), per_path)
+    return S.BagSearch(key, per_path)

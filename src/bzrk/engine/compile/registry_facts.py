@@ -45,9 +45,10 @@ PATHS = "paths"
 FactValues = dict[tuple[str, ...], bool | S.BagPathList]
 
 
-def paths_key(registry: str, column: str) -> tuple[str, ...]:
-    """The key of ``column``'s path list in ``registry`` (every path: the empty prefix)."""
-    return (PATHS, registry, column, "")
+def paths_key(registry: str, column: str, max_paths: int) -> tuple[str, ...]:
+    """The key of ``column``'s path list in ``registry`` (every path: the empty prefix); a run
+    reads it only while the bag has at most ``max_paths`` paths (else it stays unknown)."""
+    return (PATHS, registry, column, "", str(max_paths))
 
 
 def has_children(registry: str, column: str, path: Path) -> S.Fact:
@@ -78,9 +79,6 @@ def holds_other(registry: str, column: str, path: Path, types: Sequence[str]) ->
 # A run reads at most this many registry rows for its facts; a registry with more under the
 # paths a query names leaves the facts to the SQL.
 MAX_REGISTRY_ROWS = 10_000
-# A bag with more stored paths than this is searched as its text (``sql.BagSearch``): one test
-# per path would make a query of thousands of terms for ClickHouse to analyse.
-MAX_SEARCHED_PATHS = 256
 
 
 @dataclass
@@ -111,8 +109,8 @@ class RegistryFacts:
                 return None
             for key in keys:
                 value = _fact_value(key, rows)
-                if isinstance(value, tuple) and len(value) > MAX_SEARCHED_PATHS:
-                    continue  # unknown: the bag is searched as its text
+                if isinstance(value, tuple) and len(value) > int(key[4]):
+                    continue  # more paths than its searches may test: they read the text
                 facts[key] = value
         return facts
 
