@@ -429,3 +429,23 @@ def test_same_bytes_across_processes_with_other_hash_seeds() -> None:
         assert out.returncode == 0, out.stderr
         digests.add(out.stdout.strip())
     assert len(digests) == 1
+
+
+# Ends of a 24 h demo (as `bzrk dev --demo` loads it: seed 42, scale 0.5) whose incident had no
+# lock timeout before the first one was made certain: the vendor's lock-timeout search
+# (`tostring(body) contains 'CannotAcquireLock'`) then found nothing, depending on the hour.
+@pytest.mark.parametrize("step", [31, 36, 58])
+def test_every_demo_day_has_a_lock_timeout_in_its_incident(step: int) -> None:
+    end = END + step * 259 * 60 * NS
+    incident = incident_window(end - 24 * HOUR, end, 42)
+    found = [
+        r.time_unix_nano
+        for b in generate(end - 24 * HOUR, end, 42, 0.5, signals=("logs",))
+        for rl in b.decode().resource_logs  # type: ignore[union-attr]
+        if _attrs(rl.resource.attributes)["service.name"] == "payment"
+        for sl in rl.scope_logs
+        for r in sl.log_records
+        if "CannotAcquireLock" in r.body.string_value[:240]
+    ]
+    assert found
+    assert all(incident.start_ns <= t < incident.end_ns for t in found)

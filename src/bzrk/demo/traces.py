@@ -73,6 +73,9 @@ class TraceSimulator(TraceBuilder):
         super().__init__(topology, rng, emit_spans=emit_spans)
         # Moments in the incident after which the next payment capture deadlocks (≤ 5 in all).
         self.deadlock_slots = sorted(deadlock_slots or [])
+        # Lock timeouts so far: the incident's first payment capture that does not deadlock
+        # times out, so every demo day shows one (the vendor's lock-timeout searches find it).
+        self.lock_timeouts = 0
         self._flows: list[tuple[float, Callable[[OpenSpan], int], str, str]] = [
             (0.30, self._flow_home, "GET", "/"),
             (0.30, self._flow_product, "GET", "/product/{id}"),
@@ -456,7 +459,11 @@ class TraceSimulator(TraceBuilder):
             )
             if deadlock:
                 self.deadlock_slots.pop(0)
-            lock_fail = self._incident and (deadlock or rng.random() < 0.6)
+            lock_fail = self._incident and (
+                deadlock or rng.random() < 0.6 or self.lock_timeouts == 0
+            )
+            if lock_fail and not deadlock:
+                self.lock_timeouts += 1
             update = self._db(
                 server, "UPDATE", "payments",
                 "UPDATE payments SET status = 'captured', captured_at = now() WHERE id = ?",
