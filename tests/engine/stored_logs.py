@@ -11,7 +11,7 @@ from typing import Any
 from bzrk.engine.catalog_resolver import stored_bags
 from bzrk.engine.compile.query import TableResolver, TableSource
 from bzrk.storage import json_paths
-from bzrk.storage.schema import COLUMNS, TableLayout, render_create_table
+from bzrk.storage.schema import COLUMNS, COMPUTED, TableLayout, render_create_table
 from bzrk.storage.writer import write_rows
 
 
@@ -26,6 +26,7 @@ class Logs(TableResolver):
             columns,
             stored_bags(columns),
             f"`{database}`.`{json_paths.registry_name('logs')}`" if registry else None,
+            computed=dict(COMPUTED),
         )
         if not native:
             self.source = replace(self.source, bags={})

@@ -96,6 +96,7 @@ answers = {
     "errors": asyncio.run(rows('default | where severity_text == "ERROR" | summarize n = count() by s = tostring(resource.service.name) | order by s asc')),
     "routes": asyncio.run(rows('default | summarize n = count() by r = tostring(attributes["http.route"]) | order by r asc')),
     "raw": asyncio.run(rows('default | where body == "cart request 3 done" | project b = tostring($raw.body)')),
+    "record": asyncio.run(rows('default | where body == "cart request 3 done" | project r = tostring($raw) | project has_body = r has "cart request 3 done", has_route = r has "/cart/1"')),
 }
 create = backend.query_arrow("SHOW CREATE TABLE bzrk_default.default", settings=None).column(0)[0].as_py()
 print(json.dumps({"answers": answers, "create": create}))
@@ -150,6 +151,11 @@ def test_a_data_dir_of_the_previous_layout_opens_and_answers_the_same(tmp_path: 
     for name, value in LAYOUT_SETTINGS.items():
         assert f"{name} = {value}" in after["create"], after["create"]
     assert "min_rows_for_wide_part = 4000000" in before["create"]
+    # The record is computed by the query now: the old table's ALIAS column is gone, and the
+    # whole record reads the same.
+    assert "`$raw` JSON ALIAS" in before["create"]
+    assert "$raw" not in after["create"], after["create"]
+    assert after["answers"]["record"] == [[True, True]]
 
 
 def test_a_data_dir_of_the_zstd_layout_takes_todays_codecs_and_keeps_its_key(

@@ -117,6 +117,7 @@ class CatalogResolver(TableResolver):
             bags=stored_bags(resolved.columns),
             path_registry=getattr(resolved, "path_registry", "") or None,
             absent=dict(getattr(resolved, "absent", ())),
+            computed=dict(getattr(resolved, "computed", ())),
             registry_reader=_reader(getattr(self.catalog, "backend", None)),
         )
         if len(self.sources) >= _MAX_KNOWN_SOURCES:

@@ -26,11 +26,13 @@ from bzrk.storage.naming import TableNaming, check_name, quote_identifier, quote
 from bzrk.storage.schema import (
     ABSENCE,
     COLUMNS,
+    COMPUTED,
     DEFAULT_SHARD_FIELDS,
     STORED_COLUMNS,
     SchemaError,
     TableLayout,
     render_codec_changes,
+    render_computed_drops,
     render_create_table,
     render_index_additions,
     render_layout_settings,
@@ -62,6 +64,8 @@ class ResolvedTable:
     path_registry: str = ""
     # How each column and typed bag path stores a field a record lacks (schema.ABSENCE).
     absent: tuple[tuple[str, str], ...] = ()
+    # Columns computed on read, not stored: name -> expression (schema.COMPUTED: ``$raw``).
+    computed: tuple[tuple[str, str], ...] = ()
 
 
 def _layout(row: TableRow) -> TableLayout:
@@ -102,6 +106,7 @@ class StorageCatalog:
         # A table an older bzrk created keeps its data (and its sorting key) and takes today's
         # part layout, codecs and fixed skip indexes, all metadata only.
         self._ddl(render_layout_settings(qualified))
+        self._ddl(render_computed_drops(qualified))
         self._ddl(render_codec_changes(qualified))
         self._ddl(render_index_additions(qualified))
         self._ensure_path_registry(database, row.name)
@@ -271,6 +276,7 @@ class StorageCatalog:
             f"{quote_identifier(self.naming.database(row.database))}."
             f"{quote_identifier(json_paths.registry_name(row.name))}",
             tuple(ABSENCE.items()),
+            tuple(COMPUTED.items()),
         )
         with self._lock:
             self._resolved[key] = (now, resolved)

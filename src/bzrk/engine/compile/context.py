@@ -421,7 +421,8 @@ class CompileContext:
 
     def read_table(self, source: TableSource) -> Relation:
         """A stored table read as is: its columns, native bag paths and its `S.ScanBounds` node."""
-        columns = [(absent_as_null(name, kql_type, source.absent.get(name)), name)
+        columns = [(absent_as_null(name, kql_type, source.absent.get(name),
+                                   source.computed.get(name)), name)
                    for name, kql_type in source.columns]  # fmt: skip
         hidden, bags = bag_paths.table_paths(
             source.bags, self.bag_paths, source.path_registry, source.columns, source.table
@@ -443,7 +444,7 @@ class CompileContext:
         relation.bags = bags
         relation.stored = S.TableRef(source.database, source.table)
         self.stored_columns[(source.database, source.table)] = frozenset(
-            name for name, _ in source.columns
+            name for name, _ in source.columns if name not in source.computed
         )
         return relation
 
@@ -462,13 +463,20 @@ class CompileContext:
         return result_table(name, relation, self.ctes, self.stored_columns)
 
 
-def absent_as_null(name: str, kql_type: str, absent: str | None) -> S.Expr:
+def absent_as_null(
+    name: str, kql_type: str, absent: str | None, computed: str | None = None
+) -> S.Expr:
     """A stored column as KQL reads it: an absent field is null, however it is stored.
 
     A whole bag or array reads as JSON text; one stored empty (``{}``, ``[]``: a record without
-    attributes, a span without events) is an absent field, so null.
+    attributes, a span without events) is an absent field, so null. A column the table computes
+    on read (``computed``: the catalogue's expression, ``$raw``) is that expression.
     """
-    expr: S.Expr = S.Col(name)
+    expr: S.Expr = (
+        S.Col(name)
+        if computed is None
+        else S.Template(computed.replace("{", "{{").replace("}", "}}"))
+    )
     if kql_type == "dynamic":
         expr = T("toJSONString({0})", expr)
         if absent in ("[]", "{}"):

@@ -51,6 +51,9 @@ class TableSource:
     # How each column stores a record's absent field (storage/schema.py ABSENCE): "null",
     # "[]", "{}", "never", or a sentinel such as "''". KQL reads every one of them as null.
     absent: dict[str, str] = field(default_factory=dict)
+    # Columns of the schema the table computes on read instead of storing: name -> ClickHouse
+    # expression over its stored columns (storage/schema.py COMPUTED: ``$raw``).
+    computed: dict[str, str] = field(default_factory=dict)
     # Runs SQL against the table's store: a run reads the registry's facts through it
     # (registry_facts.RegistryFacts) instead of asking them inside its SQL. None: the SQL asks.
     registry_reader: Callable[[str], list[dict[str, Any]]] | None = field(
