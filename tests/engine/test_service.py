@@ -7,6 +7,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -607,3 +608,38 @@ def test_grouped_results_stream_in_large_blocks_raw_rows_in_small_ones_one_row_w
     counted = run(service, query="default | count", since="3d ago", progressive=False)
     assert isinstance(counted[-1], Done) and snapshots(counted)[-1][0][0] > 0
     assert len(backend.streams) == before + 1
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+def test_runs_of_one_timeout_share_their_connections(
+    env: dict[str, Any],
+    chdb_backend,
+    progressive: bool,  # type: ignore[no-untyped-def]
+) -> None:
+    """ClickHouse's backstop limit is whole seconds, so the settings (and the kept connection)
+    of one timeout's runs are the same: a fast query does not pay a connection (~0.3 ms) per run,
+    nor does each run evict a kept one."""
+    request = QueryRequest(
+        database="default",
+        query="default | summarize n = count() by bin(timestamp, 5m)",
+        since="1h ago",
+        timeout_ms=30_000,
+        progressive=progressive,
+    )
+
+    async def runs() -> list[list[Any]]:
+        # One event loop and its worker threads for every run, as in a server; two workers, so
+        # each has had its turn (and its kept connection) after a few runs.
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=2))
+        answers, opened = [], []
+        for _ in range(12):
+            answers.append([event async for event in env["service"].execute(request)])
+            opened.append(chdb_backend.open_connections)
+        # At most one more (a run slow enough to count its chunks keeps a connection for that
+        # plan's settings); a connection per run was 8 more.
+        assert opened[-1] - opened[3] <= 1, opened
+        return answers
+
+    answers = asyncio.run(runs())
+    assert all(done(events).status == "complete" for events in answers)
+    assert all(snapshots(events)[-1] == snapshots(answers[0])[-1] for events in answers)

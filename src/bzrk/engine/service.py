@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -614,7 +615,10 @@ class QueryService(QueryExecutor):
                 break
             hard_limit = self.limits.max_timeout_ms / 1000
             settings = QuerySettings(
-                max_execution_time_s=min(hard_limit, remaining + 1)
+                # ClickHouse's own limit is a backstop a second after the deadline this loop
+                # keeps; in whole seconds, so runs of one timeout share a kept connection (the
+                # backend keeps one per set of settings).
+                max_execution_time_s=min(hard_limit, math.ceil(remaining + 1))
                 if remaining is not None
                 else hard_limit,
                 max_memory_usage=self.limits.max_memory_bytes,
