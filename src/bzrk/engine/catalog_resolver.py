@@ -34,7 +34,7 @@ def stored_bags(columns: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]
     """The stored JSON columns among a table's columns, with their declared typed paths.
 
     The compiler reads constant paths of these natively (``compile/bag_paths.py``). ``$raw``
-    is an ALIAS computed from every column, so it stays JSON text.
+    is computed from every column on read (``TableSource.computed``), so it stays JSON text.
     """
     from bzrk.storage.schema import COLUMNS_BY_NAME, RESOURCE_TYPED_PATHS
 

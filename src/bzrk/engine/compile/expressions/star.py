@@ -2,7 +2,7 @@
 
 `* op "x"` with a string operator holds when some string or dynamic column of the row
 satisfies `op` (ADX's `where * has "x"`); a negated operator (`* !has "x"`) when none does.
-`$raw` is the whole record again (an alias over the other columns), so it is not read twice.
+`$raw` is the whole record again (computed from the other columns), so it is not read twice.
 
 `a[*]` is every element of the array `a`, and the path after it (`a[*].name`, `a[*].b[*].c`)
 is read from each element. As a value it is the array of those values; in a comparison, a
