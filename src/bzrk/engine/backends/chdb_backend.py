@@ -208,8 +208,9 @@ class ChdbBackend:
         Reuse is safe because a ``readonly=1`` session cannot change: ``SET`` and temporary
         tables are refused in it, so it answers the next query exactly as configured. Opening
         one costs ~0.3-0.5 ms on this machine, a reused one nothing; queries with the same
-        settings (all but deadline-bound ones) reuse theirs. A connection that saw an error is
-        closed (chDB 4.4 leaves a failed query's bytes in it).
+        settings reuse theirs (the query service gives ClickHouse's time limit in whole seconds
+        for that). A connection that saw an error is closed (chDB 4.4 leaves a failed query's
+        bytes in it).
         """
         url = _readonly_url(self.path, settings, {})
         kept: OrderedDict[str, chdb.Connection] | None = getattr(self._local, "readonly", None)
