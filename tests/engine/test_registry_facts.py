@@ -11,6 +11,7 @@ import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValueList
 
+from bzrk.engine.compile.relation import CompiledQuery
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
 from tests.engine.otlp import BASE, S, final_rows, post_otlp
@@ -138,16 +139,29 @@ async def test_the_registry_is_read_again_only_after_a_write(  # type: ignore[no
         return read(sql, *args, **kwargs)
 
     monkeypatch.setattr(catalog.backend, "query_arrow", recording_read)
+    # Renders that had to read the registry (in a worker thread, off the event loop).
+    blocking: list[int] = []
+    bound = CompiledQuery.bound
+
+    def recording_bound(self: CompiledQuery, bounds: Any) -> Any:
+        blocking.append(1)
+        return bound(self, bounds)
+
+    monkeypatch.setattr(CompiledQuery, "bound", recording_bound)
     query = (
         'default | summarize n = count() by r = tostring(attributes["http.route"]) | order by r asc'
     )
     assert await final_rows(svc, query) == [["/a", 2], ["/b", 1]]
+    first = len(blocking)
+    assert first >= 1
     assert await final_rows(svc, query) == [["/a", 2], ["/b", 1]]
     assert len(registry_reads) == 1  # the second run answered the same facts from memory
+    assert len(blocking) == first  # ... on the event loop, without a worker thread
     await post_otlp(ingest_app, ingest_token, ("/v1/logs", _logs(3, {"http.route": _i(5)})))
     # The path now holds a number: the next run reads the registry again and converts it.
     assert await final_rows(svc, query) == [["/a", 2], ["/b", 1], ["5", 1]]
     assert len(registry_reads) == 2
+    assert len(blocking) > first
 
 
 @pytest.mark.anyio

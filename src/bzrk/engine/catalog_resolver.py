@@ -148,20 +148,36 @@ def _reader(backend: Any) -> Callable[[str], list[dict[str, Any]]] | None:
 
     if not hasattr(backend, "write_generation"):
         return read
-    cache: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+    return CachedReader(backend, read)
 
-    def cached(sql: str) -> list[dict[str, Any]]:
-        generation = backend.write_generation
-        hit = cache.get(sql)
+
+class CachedReader:
+    """A registry reader that answers a read again from memory until the store's next write
+    (``backend.write_generation``); :meth:`peek` answers from memory only, so a run whose facts
+    are known needs no worker thread to read them."""
+
+    def __init__(self, backend: Any, read: Callable[[str], list[dict[str, Any]]]) -> None:
+        self._backend = backend
+        self._read = read
+        self._cache: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+
+    def __call__(self, sql: str) -> list[dict[str, Any]]:
+        generation = self._backend.write_generation
+        hit = self._cache.get(sql)
         if hit is not None and hit[0] == generation:
             return hit[1]
-        rows = read(sql)
-        if len(cache) >= _MAX_CACHED_READS:
-            cache.clear()
-        cache[sql] = (generation, rows)
+        rows = self._read(sql)
+        if len(self._cache) >= _MAX_CACHED_READS:
+            self._cache.clear()
+        self._cache[sql] = (generation, rows)
         return rows
 
-    return cached
+    def peek(self, sql: str) -> list[dict[str, Any]] | None:
+        """The rows of ``sql`` when memory holds them for the store as it is now, else None."""
+        hit = self._cache.get(sql)
+        if hit is not None and hit[0] == self._backend.write_generation:
+            return hit[1]
+        return None
 
 
 # Distinct tables whose sources a service keeps (more is a sign of churn: start again).

@@ -603,11 +603,10 @@ class QueryService(QueryExecutor):
             run_started = time.monotonic()
             bounds = scan_filter(window, plan.ingest)
             # A plan with registry facts reads them per run (a small blocking query): not on
-            # the event loop. One without renders in place (a thread hop costs a fast query).
-            run = (
-                await asyncio.to_thread(compiled.bound, bounds)
-                if compiled.facts is not None
-                else compiled.bound(bounds)
+            # the event loop, unless memory holds them (no write since they were read). One
+            # renders in place otherwise (a thread hop costs a fast query ~0.4 ms).
+            run = compiled.bound_from_memory(bounds) or await asyncio.to_thread(
+                compiled.bound, bounds
             )
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:

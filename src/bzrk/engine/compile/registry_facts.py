@@ -95,16 +95,32 @@ class RegistryFacts:
 
     def read(self) -> FactValues | None:
         """Every fact's value now, or None when the registry cannot be read (the SQL asks)."""
+        return self._facts(memory_only=False)
+
+    def in_memory(self) -> FactValues | None:
+        """Every fact's value when each reader holds it in memory for the store as it is now
+        (a reader's ``peek``), else None: then :meth:`read` asks the store (blocking)."""
+        return self._facts(memory_only=True)
+
+    def _facts(self, *, memory_only: bool) -> FactValues | None:
         facts: FactValues = {}
         for registry, reader in self.readers.items():
             keys = [key for key in self.keys if key[1] == registry]
             if not keys:
                 continue
             wanted = sorted({(key[2], key[3]) for key in keys})
-            try:
-                rows = reader(S.render_expr(registry_query(registry, wanted)))
-            except Exception:  # the SQL asks for the facts itself
-                return None
+            sql = S.render_expr(registry_query(registry, wanted))
+            if memory_only:
+                peek = getattr(reader, "peek", None)
+                held = peek(sql) if peek is not None else None
+                if held is None:
+                    return None
+                rows = held
+            else:
+                try:
+                    rows = reader(sql)
+                except Exception:  # the SQL asks for the facts itself
+                    return None
             if len(rows) > MAX_REGISTRY_ROWS:
                 return None
             for key in keys:

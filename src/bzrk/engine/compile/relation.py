@@ -169,6 +169,16 @@ class CompiledQuery:
         facts = self.facts.read() if self.facts is not None else None
         return RenderedQuery([t.bound(bounds, facts) for t in self.tables], self.visualization)
 
+    def bound_from_memory(self, bounds: S.Expr | None) -> RenderedQuery | None:
+        """:meth:`bound` without blocking: None when the plan's registry facts are not in
+        memory (then :meth:`bound` reads them, in a worker thread)."""
+        if self.facts is None:
+            return self.bound(bounds)
+        facts = self.facts.in_memory()
+        if facts is None:
+            return None
+        return RenderedQuery([t.bound(bounds, facts) for t in self.tables], self.visualization)
+
 
 @dataclass
 class UserFunction:
