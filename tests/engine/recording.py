@@ -14,6 +14,10 @@ class Recording:
         self.sent: list[str] = []
         self.streams: list[Any] = []
 
+    def queries(self) -> list[str]:
+        """The result queries sent (not the chunk counters' ``EXPLAIN``), in order."""
+        return [sql for sql in self.sent if not sql.startswith("EXPLAIN")]
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 

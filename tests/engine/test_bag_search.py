@@ -21,7 +21,7 @@ from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS
 from bzrk.engine.service import QueryService
 from bzrk.kql.parser import parse
 from bzrk.storage.catalog import StorageCatalog
-from tests.engine.otlp import BASE, S, final_rows, post_otlp
+from tests.engine.otlp import BASE, final_rows, logs_request, post_otlp, recorded_service
 from tests.engine.otlp import text as _s
 from tests.engine.recording import Recording
 from tests.engine.stored_logs import Logs, create_logs, registry_reader, unreadable_registry
@@ -29,21 +29,10 @@ from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F4
 
 
 def _logs(first: int, service: str, *records: dict[str, AnyValue]) -> ExportLogsServiceRequest:
-    """Records ``r<first>``, … one second apart, from ``service``, with these attributes."""
-    request = ExportLogsServiceRequest()
-    resource_logs = request.resource_logs.add()
-    resource_logs.resource.attributes.extend(
-        [
-            KeyValue(key="service.name", value=_s(service)),
-            KeyValue(key="k8s.pod.name", value=_s(f"{service}-7f9c-x2")),
-        ]
+    """Records ``r<first>``, … one second apart, from ``service`` (and a pod of it)."""
+    return logs_request(
+        first, records, {"service.name": service, "k8s.pod.name": f"{service}-7f9c-x2"}
     )
-    scope = resource_logs.scope_logs.add()
-    for offset, attributes in enumerate(records):
-        n = first + offset
-        record = scope.log_records.add(time_unix_nano=BASE + n * S, body=_s(f"r{n}"))
-        record.attributes.extend(KeyValue(key=k, value=v) for k, v in attributes.items())
-    return request
 
 
 FIRST = _logs(
@@ -72,17 +61,11 @@ async def service(  # type: ignore[no-untyped-def]
     ingest_app,  # noqa: F811
     ingest_token,  # noqa: F811
 ) -> tuple[QueryService, Recording]:
-    await post_otlp(ingest_app, ingest_token, ("/v1/logs", FIRST), ("/v1/logs", SECOND))
-    recording = Recording(catalog.backend)
-    return QueryService(recording, catalog=catalog), recording  # type: ignore[arg-type]
+    return await recorded_service(catalog, ingest_app, ingest_token, FIRST, SECOND)
 
 
 def _bodies(rows: list[list[Any]]) -> list[str]:
     return sorted(row[0] for row in rows)
-
-
-def _last_query(recording: Recording) -> str:
-    return [sql for sql in recording.sent if not sql.startswith("EXPLAIN")][-1]
 
 
 # (operator, needle) pairs whose per-path answer must equal the JSON text's, over both bags.
@@ -114,7 +97,7 @@ async def test_a_bag_search_answers_as_the_bags_text_does(service, op: str, need
     svc, recording = service
     for bag in ("resource", "attributes"):
         native = await final_rows(svc, f'default | where {bag} {op} "{needle}" | project body')
-        sql = _last_query(recording)
+        sql = recording.queries()[-1]
         assert f"toJSONString(`{bag}`)" not in sql  # read per path, not serialized
         text = await final_rows(
             svc, f'default | where tostring({bag}) {op} "{needle}" | project body'
@@ -127,23 +110,23 @@ async def test_search_finds_values_and_keys_of_every_bag(service) -> None:  # ty
     svc, recording = service
     rows = await final_rows(svc, 'search "frontend" | project body')
     assert _bodies(rows) == ["r3", "r4"]  # service.name of the second batch
-    assert "dynamicElement(`resource`.`k8s`.`pod`.`name`, 'String')" in _last_query(recording)
+    assert "dynamicElement(`resource`.`k8s`.`pod`.`name`, 'String')" in recording.queries()[-1]
     # As a value, a bag without the term is false (an absent path's test is NULL, read false).
     rows = await final_rows(
         svc, 'default | project body, h = attributes has "canary", n = attributes !has "canary"'
     )
     assert sorted(rows) == [[f"r{i}", i == 3, i != 3] for i in range(5)]
-    assert "toJSONString(`attributes`)" not in _last_query(recording)
+    assert "toJSONString(`attributes`)" not in recording.queries()[-1]
     rows = await final_rows(svc, 'default | where * has "frontend" | project body')
     assert _bodies(rows) == ["r3", "r4"]  # ADX's explicit form of the same search
-    assert "toJSONString(`resource`)" not in _last_query(recording)
+    assert "toJSONString(`resource`)" not in recording.queries()[-1]
     rows = await final_rows(svc, 'default | where * !has "frontend" | project body')
     assert _bodies(rows) == ["r0", "r1", "r2"]
     rows = await final_rows(
         svc, 'default | where attributes has_any ("canary", "402") | project body'
     )
     assert _bodies(rows) == ["r0", "r3"]
-    assert "toJSONString(`attributes`)" not in _last_query(recording)
+    assert "toJSONString(`attributes`)" not in recording.queries()[-1]
     rows = await final_rows(
         svc, 'default | where attributes has_all ("blue", "canary") | project body'
     )
@@ -219,12 +202,7 @@ def test_a_phrase_regex_runs_behind_a_substring_that_folds_alike(chdb_backend) -
 
 def _one_each(*attributes: list[KeyValue]) -> ExportLogsServiceRequest:
     """Records ``r0``, ``r1``, … one second apart, each with its own attributes."""
-    request = ExportLogsServiceRequest()
-    scope = request.resource_logs.add().scope_logs.add()
-    for n, attrs in enumerate(attributes):
-        record = scope.log_records.add(time_unix_nano=BASE + n * S, body=_s(f"r{n}"))
-        record.attributes.extend(attrs)
-    return request
+    return logs_request(0, [{kv.key: kv.value for kv in attrs} for attrs in attributes], {})
 
 
 # Keys that are awkward as ClickHouse paths: empty segments, spaces, quotes, non-ASCII.
@@ -240,8 +218,7 @@ async def test_awkward_keys_are_searched_like_the_text(  # type: ignore[no-untyp
     request = _one_each(
         *([KeyValue(key=key, value=_s(f"needle{n} v"))] for n, key in enumerate(AWKWARD_KEYS))
     )
-    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
-    svc = QueryService(catalog.backend, catalog=catalog)
+    svc, _ = await recorded_service(catalog, ingest_app, ingest_token, request)
     for n in range(len(AWKWARD_KEYS)):
         rows = await final_rows(svc, f'default | where attributes has "needle{n}" | project body')
         text = await final_rows(
@@ -261,11 +238,9 @@ async def test_a_bag_of_very_many_paths_is_searched_as_its_text(  # type: ignore
     request = _one_each(
         [KeyValue(key=f"k{i}", value=_s(f"v{i}")) for i in range(MAX_SEARCHED_PATHS + 1)]
     )
-    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
-    recording = Recording(catalog.backend)
-    svc = QueryService(recording, catalog=catalog)  # type: ignore[arg-type]
+    svc, recording = await recorded_service(catalog, ingest_app, ingest_token, request)
     assert await final_rows(svc, 'default | where attributes has "v7" | project body') == [["r0"]]
-    sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
+    sql = recording.queries()[-1]
     assert "toJSONString(`attributes`)" in sql  # one test per path would be 257 of them
     assert "`attributes`.`k7`" not in sql
 
@@ -283,13 +258,10 @@ async def test_many_terms_over_many_paths_stay_within_clickhouses_limits(  # typ
     request = _one_each(
         *([KeyValue(key=f"k{i}.p", value=_s(f"v{i} w{j}")) for i in range(paths)] for j in range(3))
     )
-    await post_otlp(ingest_app, ingest_token, ("/v1/logs", request))
-    svc = QueryService(catalog.backend, catalog=catalog)
+    svc, recording = await recorded_service(catalog, ingest_app, ingest_token, request)
     terms = " or ".join(f'"absent{n}"' for n in range(15))
     assert await final_rows(svc, f'search {terms} or "w2" | project body') == [["r2"]]
     # One term over the same bag is tested per path.
-    recording = Recording(catalog.backend)
-    svc = QueryService(recording, catalog=catalog)  # type: ignore[arg-type]
     assert await final_rows(svc, 'default | where attributes has "w1" | project body') == [["r1"]]
-    sql = [s for s in recording.sent if not s.startswith("EXPLAIN")][-1]
+    sql = recording.queries()[-1]
     assert "toJSONString(`attributes`)" not in sql

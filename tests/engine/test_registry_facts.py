@@ -14,7 +14,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue, KeyValu
 from bzrk.engine.compile.relation import CompiledQuery
 from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
-from tests.engine.otlp import BASE, S, final_rows, post_otlp
+from tests.engine.otlp import BASE, final_rows, logs_request, post_otlp, recorded_service
 from tests.engine.otlp import text as _s
 from tests.engine.recording import Recording
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
@@ -35,16 +35,8 @@ def _kv(**fields: AnyValue) -> AnyValue:
 
 
 def _logs(first: int, *records: dict[str, AnyValue]) -> ExportLogsServiceRequest:
-    """Records ``r<first>``, ``r<first + 1>``, … one second apart, with these attributes."""
-    request = ExportLogsServiceRequest()
-    resource_logs = request.resource_logs.add()
-    resource_logs.resource.attributes.append(KeyValue(key="service.name", value=_s("shop")))
-    scope = resource_logs.scope_logs.add()
-    for offset, attributes in enumerate(records):
-        n = first + offset
-        record = scope.log_records.add(time_unix_nano=BASE + n * S, body=_s(f"r{n}"))
-        record.attributes.extend(KeyValue(key=k, value=v) for k, v in attributes.items())
-    return request
+    """Records ``r<first>``, ``r<first + 1>``, … of the service ``shop``, with these attributes."""
+    return logs_request(first, records, {"service.name": "shop"})
 
 
 FIRST = _logs(
@@ -61,14 +53,7 @@ async def service(  # type: ignore[no-untyped-def]
     ingest_app,  # noqa: F811
     ingest_token,  # noqa: F811
 ) -> tuple[QueryService, Recording]:
-    await post_otlp(ingest_app, ingest_token, ("/v1/logs", FIRST))
-    recording = Recording(catalog.backend)
-    return QueryService(recording, catalog=catalog), recording  # type: ignore[arg-type]
-
-
-def _queries(recording: Recording) -> list[str]:
-    """The result queries sent (not the chunk counters' EXPLAIN)."""
-    return [sql for sql in recording.sent if not sql.startswith("EXPLAIN")]
+    return await recorded_service(catalog, ingest_app, ingest_token, FIRST)
 
 
 @pytest.mark.anyio
@@ -86,7 +71,7 @@ async def test_mixed_absent_and_object_paths_answer_as_kusto(service) -> None:  
         ["r1", "42", "/b", 7.0, '{"a":1}', "", True, False],
         ["r2", "", "/a", None, "", "", True, True],
     ]
-    (sql,) = _queries(recording)
+    (sql,) = recording.queries()
     # The run read the registry's facts itself: no sub-query on it inside the SQL. The
     # strings-only path is ClickHouse's cast; the mixed one and the object keep the general form.
     assert "$paths" not in sql
@@ -107,7 +92,7 @@ async def test_a_cached_plan_reads_the_registry_afresh_when_a_path_gains_types( 
         '| summarize n = count() by r = tostring(attributes["http.route"]) | order by r asc'
     )
     assert await final_rows(svc, query) == [["/a", 2], ["/b", 1]]
-    (first,) = _queries(recording)
+    (first,) = recording.queries()
     assert "CAST(`attributes`.`http`.`route` AS String)" in first
     assert "^`http`.`route`" not in first  # no object under the path: its sub-object is not read
     # The path now holds a number in one record and an object in another.
@@ -116,7 +101,7 @@ async def test_a_cached_plan_reads_the_registry_afresh_when_a_path_gains_types( 
     recording.sent.clear()
     assert await final_rows(svc, query) == [["/a", 2], ["/b", 1], ["5", 1], ['{"x":"y"}', 1]]
     assert len(svc.plans) == 1  # the same plan, rendered with the facts as they are now
-    (second,) = _queries(recording)
+    (second,) = recording.queries()
     assert "toJSONString(`attributes`.^`http`.`route`)" in second
     assert "$paths" not in second
 
@@ -172,7 +157,7 @@ async def test_numbers_only_path_converts_without_text(service) -> None:  # type
         "default | summarize s = sum(todouble(attributes.dur)), n = countif(isnotnull(attributes.dur))",
     )
     assert rows == [[8.5, 2]]
-    (sql,) = _queries(recording)
+    (sql,) = recording.queries()
     assert "CAST(`attributes`.`dur` AS Nullable(Float64))" in sql
     assert "toFloat64OrNull" not in sql
 
