@@ -111,6 +111,17 @@ class Template(Expr):
     args: Sequence[Expr] = field(default_factory=list)
 
 
+def escape_braces(text: str) -> str:
+    """``text`` (SQL bzrk wrote, or a quoted name) as part of a :class:`Template`'s text, where
+    ``{`` and ``}`` mark slots."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def verbatim(text: str) -> Template:
+    """A template of SQL text bzrk wrote, without slots."""
+    return Template(escape_braces(text))
+
+
 @dataclass(frozen=True, slots=True)
 class SubColumn(Expr):
     """A JSON column's path read natively: ```c`.`a`.`b``` (a typed path or a dynamic value), or

@@ -472,11 +472,7 @@ def absent_as_null(
     attributes, a span without events) is an absent field, so null. A column the table computes
     on read (``computed``: the catalogue's expression, ``$raw``) is that expression.
     """
-    expr: S.Expr = (
-        S.Col(name)
-        if computed is None
-        else S.Template(computed.replace("{", "{{").replace("}", "}}"))
-    )
+    expr: S.Expr = S.Col(name) if computed is None else S.verbatim(computed)
     if kql_type == "dynamic":
         expr = T("toJSONString({0})", expr)
         if absent in ("[]", "{}"):

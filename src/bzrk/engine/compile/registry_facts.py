@@ -27,7 +27,7 @@ def _registry_holds(registry: str, column: str, condition: str, value: str) -> S
     """SQL asking whether the path registry has a row of ``column`` meeting ``condition``
     ({1}: ``value``): a scalar sub-query, which ClickHouse evaluates once while planning and
     folds what depends on it (used when a run did not read the registry itself)."""
-    source = registry.replace("{", "{{").replace("}", "}}")
+    source = S.escape_braces(registry)
     return S.Template(
         f"(ifNull((SELECT toUInt8(1) FROM {source} WHERE bag = {{0}} AND {condition} LIMIT 1), "
         "0) = 1)",
@@ -137,7 +137,7 @@ def registry_query(registry: str, paths: Sequence[tuple[str, str]]) -> S.Expr:
     One ``startsWith`` per path and no test of the bag (the caller filters the few extra
     rows): measured 3.1 ms against 4.5 ms for the exact test in chDB, ``SELECT 1`` 1.2–1.5 ms.
     """
-    source = registry.replace("{", "{{").replace("}", "}}")
+    source = S.escape_braces(registry)
     prefixes = sorted({path for _, path in paths})
     where = " OR ".join(f"startsWith(json_path, {{{i}}})" for i in range(len(prefixes)))
     return S.Template(

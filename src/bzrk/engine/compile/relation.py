@@ -167,16 +167,19 @@ class CompiledQuery:
         """This query rendered for one run, every stored-table read limited to ``bounds``, with
         the registry's facts as they are now (one small query when the plan has any)."""
         facts = self.facts.read() if self.facts is not None else None
-        return RenderedQuery([t.bound(bounds, facts) for t in self.tables], self.visualization)
+        return self._rendered(bounds, facts)
 
     def bound_from_memory(self, bounds: S.Expr | None) -> RenderedQuery | None:
         """:meth:`bound` without blocking: None when the plan's registry facts are not in
         memory (then :meth:`bound` reads them, in a worker thread)."""
         if self.facts is None:
-            return self.bound(bounds)
+            return self._rendered(bounds, None)
         facts = self.facts.in_memory()
-        if facts is None:
-            return None
+        return None if facts is None else self._rendered(bounds, facts)
+
+    def _rendered(
+        self, bounds: S.Expr | None, facts: registry_facts.FactValues | None
+    ) -> RenderedQuery:
         return RenderedQuery([t.bound(bounds, facts) for t in self.tables], self.visualization)
 
 

@@ -67,7 +67,7 @@ def _signed(points: S.Expr, width: int, count_at: int, body: str) -> S.Expr:
     this = ", ".join(f"x.{f}" for f in range(5, 5 + width))
     prev = ", ".join(f"pts[i - 1].{f}" for f in range(5, 5 + width))
     return T(
-        "arrayMap(pts -> arrayMap(items -> " + body.replace("{", "{{").replace("}", "}}") + ", "
+        "arrayMap(pts -> arrayMap(items -> " + S.escape_braces(body) + ", "
         f"[arrayFilter(y -> y.1 != 0, arrayFlatten(arrayMap((x, i) -> [({plus}, {this}), "
         f"({minus}, {prev})], pts, arrayEnumerate(pts))))])[1], [{{0}}])[1]",
         points,

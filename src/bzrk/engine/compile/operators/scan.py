@@ -37,11 +37,6 @@ _ROWS = "__scan_rows"
 MAX_GROUP_ROWS = 20_000
 
 
-def _raw(text: str) -> S.Template:
-    """Literal SQL text (braces escaped: a template formats its text)."""
-    return S.Template(text.replace("{", "{{").replace("}", "}}"))
-
-
 def _sql(expr: S.Expr) -> str:
     return S.render_expr(expr)
 
@@ -96,13 +91,13 @@ def op_scan(ctx: CompileContext, op: K.Scan, relation: Relation) -> Relation:
     def state_scope(state: str) -> Scope:
         columns: dict[str, Typed] = {}
         for i, (name, kql_type) in enumerate(inputs):
-            columns[name] = Typed(_raw(_el(row, i + 2)), kql_type)
+            columns[name] = Typed(S.verbatim(_el(row, i + 2)), kql_type)
         for name, kql_type, default in declared:
             columns[name] = Typed(default.sql, kql_type)
         for k, step_name in enumerate(step_names):
             slot = _el(state, 3 + k)
             for i, (name, kql_type) in enumerate(zip(names, types, strict=True)):
-                columns[f"{step_name}.{name}"] = Typed(_raw(_el(slot, i + 1)), kql_type)
+                columns[f"{step_name}.{name}"] = Typed(S.verbatim(_el(slot, i + 1)), kql_type)
         return ctx.scope(columns=columns)
 
     def record(step: K.ScanStep, state: str) -> str:
@@ -199,7 +194,7 @@ def op_scan(ctx: CompileContext, op: K.Scan, relation: Relation) -> Relation:
 
     group_cols: list[S.Expr] = [S.Col(part)] if part else []
     # Each value is cast to its column's declared type, so the state tuples have one shape.
-    tuple_row = _raw(
+    tuple_row = S.verbatim(
         _tup(
             ["`__rn`"]
             + [
@@ -228,7 +223,7 @@ def op_scan(ctx: CompileContext, op: K.Scan, relation: Relation) -> Relation:
     folded = ctx.new_cte(
         S.Select(
             columns=[(S.Col(part), part) for part in ([part] if part else [])]
-            + [(S.Col(_ROWS), _ROWS), (_raw(_el(fold, n + 2)), "__scan_out")],
+            + [(S.Col(_ROWS), _ROWS), (S.verbatim(_el(fold, n + 2)), "__scan_out")],
             from_=gathered.source(),
         ),
         [],
@@ -236,10 +231,10 @@ def op_scan(ctx: CompileContext, op: K.Scan, relation: Relation) -> Relation:
     columns: list[tuple[S.Expr, str]] = []
     out: list[tuple[str, str]] = []
     for i, (name, column_type) in enumerate(zip(names, types, strict=True)):
-        columns.append((_raw(_el(_el("`__scan_o`", 4), i + 1)), name))
+        columns.append((S.verbatim(_el(_el("`__scan_o`", 4), i + 1)), name))
         out.append((name, column_type))
     if match_col:
-        columns.append((_raw(_el("`__scan_o`", 2)), match_col))
+        columns.append((S.verbatim(_el("`__scan_o`", 2)), match_col))
         out.append((match_col, "long"))
     if part:
         columns.append((S.Col(part), part))
