@@ -55,7 +55,7 @@ ANCHOR_NS = 1_764_460_800 * 10**9  # 2025-11-30T00:00:00Z
 MANIFEST = "manifest.json"
 # What the cache holds; a cache of another version is built again. 2: metric points, the OTel
 # exporter schema's tables, merged partitions.
-VERSION = 3  # 3: span_name in the sorting key, the duration min-max index
+VERSION = 4  # 3: span_name in the sorting key, the duration min-max index; 4: ids as bytes
 # One point per metric series every this many seconds over the week (the demo's own metrics,
 # mapped by the OTLP mapping; metric volume does not grow with log volume).
 METRIC_INTERVAL_S = 300

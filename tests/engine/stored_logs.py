@@ -37,7 +37,7 @@ class Logs(TableResolver):
 
 def create_logs(backend: Any, database: str, start_ns: int, bags: list[dict[str, Any]]) -> None:
     """Create ``logs`` with one record a second from ``start_ns``: body ``line <i>`` and the
-    ``resource`` / ``attributes`` of ``bags[i]``."""
+    ``resource`` / ``attributes`` (and ids, when given) of ``bags[i]``."""
     backend.execute(render_create_table(f"`{database}`.`logs`", TableLayout()))
     for statement in json_paths.render_registry(database, "logs"):
         backend.execute(statement)
@@ -48,6 +48,7 @@ def create_logs(backend: Any, database: str, start_ns: int, bags: list[dict[str,
             "body": f"line {i}",
             "resource": json.dumps(bag.get("resource", {})),
             "attributes": json.dumps(bag.get("attributes", {})),
+            **{k: bag[k] for k in ("trace_id", "span_id", "parent_span_id") if k in bag},
         }
         for i, bag in enumerate(bags)
     ]

@@ -30,12 +30,15 @@ ROWS = [
     {
         "resource": {"service.name": "checkout"},
         "attributes": {"http.route": "/api/cart", "http.status_code": "503", "duration_ms": 7},
+        # Stored as its bytes (storage/schema.py HEX_IDS) and read back as this text.
+        "trace_id": "0af7651916cd43dd8448eb211c80319c",
+        "span_id": "b7ad6b7169203331",
     },
     {
         "resource": {"service.name": "frontend", "host": {"name": "h/1"}},
         "attributes": {"http": {"method": "GET", "route": "/"}, "duration_ms": "n/a"},
     },
-    {"resource": {"host.name": "h2"}, "attributes": {}},
+    {"resource": {"host.name": "h2"}, "attributes": {}, "trace_id": "not hex"},
     {"resource": {"service.name": ""}, "attributes": {"http.route": "", "user.id": "u 1"}},
     {
         "resource": {"service.name": "batch"},
@@ -151,6 +154,10 @@ SAME_ANSWER = [
     "logs | where body != 'x' | project-away body | project b = $raw.body",
     "logs | summarize n = count() by b = tostring($raw.body) | order by b asc",
     "logs | project t = tostring($raw.timestamp), x = $raw.nothing, d = $raw.duration",
+    "logs | project t = tostring($raw.trace_id), trace_id, s = $raw.span_id, p = $raw.parent_span_id",
+    "logs | where $raw.trace_id == '0af7651916cd43dd8448eb211c80319c' | project span_id",
+    "logs | where trace_id in ('not hex', 'x') or isnull(trace_id) | count",
+    "logs | summarize n = count(), d = dcount(trace_id) by trace_id | order by trace_id asc",
 ]
 
 

@@ -29,8 +29,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from bzrk.ingest.loki import PushRequest
+from bzrk.storage.schema import COMPUTED
 from bzrk.testing import DevServer
 from tests.ingest.conftest import read_store
+
+# The ids as queries read them (stored as bytes, storage/schema.py HEX_IDS).
+IDS = f"{COMPUTED['trace_id']} AS trace_id, {COMPUTED['span_id']} AS span_id"
 
 
 def _send_with_sdk(creds: dict, transport: str) -> None:
@@ -211,8 +215,9 @@ def test_sdk_exporters_and_loki_reach_disk(tmp_path) -> None:
         where = f"resource.`service.name` = '{svc}'"
         spans = read_store(
             tmp_path / "dev",
-            f"SELECT span_name, span_kind, status_code, status_message, trace_id, span_id,"
-            f" parent_span_id, duration, sampled, scope_name, scope_version,"
+            f"SELECT span_name, span_kind, status_code, status_message, {IDS},"
+            f" {COMPUTED['parent_span_id']} AS parent_span_id, duration, sampled, scope_name,"
+            f" scope_version,"
             f" toString(events[1].name) AS event, attributes.http.route.:String AS route,"
             f" resource.deployment.environment.:String AS env"
             f" FROM {table} WHERE {where} AND span_name != '' ORDER BY span_name",
@@ -231,7 +236,7 @@ def test_sdk_exporters_and_loki_reach_disk(tmp_path) -> None:
 
         [log] = read_store(
             tmp_path / "dev",
-            f"SELECT body, severity_text, severity_number, trace_id, span_id,"
+            f"SELECT body, severity_text, severity_number, {IDS},"
             f" attributes.order.id.:Int64 AS order_id, observed_time IS NOT NULL AS observed"
             f" FROM {table} WHERE {where} AND body IS NOT NULL",
         )

@@ -22,6 +22,10 @@ from bzrk.storage.schema import COMPUTED
 from bzrk.testing import client
 from tests.ingest.conftest import query
 
+# The ids as queries read them (stored as bytes, storage/schema.py HEX_IDS).
+IDS = f"{COMPUTED['trace_id']} AS trace_id, {COMPUTED['span_id']} AS span_id"
+PARENT_ID = f"{COMPUTED['parent_span_id']} AS parent_span_id"
+
 pytestmark = pytest.mark.anyio
 NOW = time.time_ns() // 1000 * 1000
 TRACE = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
@@ -83,7 +87,7 @@ async def test_logs_protobuf_every_field(catalog, ingest_app, ingest_token) -> N
     [row] = query(
         catalog,
         "SELECT toUnixTimestamp64Nano(timestamp) AS ts, toUnixTimestamp64Nano(observed_time) AS obs,"
-        " body, severity_text, severity_number, trace_id, span_id, flags, sampled,"
+        f" body, severity_text, severity_number, {IDS}, flags, sampled,"
         " scope_name, scope_version, toJSONString(scope) AS scope, toJSONString(resource) AS res,"
         " attributes.http.route.:String AS route, attributes.retries.:Int64 AS retries, attributes.nested.a.:Float64 AS na,"
         " dropped_attributes_count, dropped_resource_attributes_count,"
@@ -139,7 +143,7 @@ async def test_logs_json_and_gzip(catalog, ingest_app, ingest_token) -> None:
         )
     assert response.status_code == 200, response.content
     assert response.headers["content-type"].startswith("application/json")
-    [row] = query(catalog, "SELECT body, trace_id, span_id, severity_number FROM {t}")
+    [row] = query(catalog, f"SELECT body, {IDS}, severity_number FROM {{t}}")
     assert row == {
         "body": "hello json",
         "trace_id": TRACE.hex(),
@@ -174,7 +178,7 @@ async def test_traces_every_field(catalog, ingest_app, ingest_token) -> None:
     [row] = query(
         catalog,
         "SELECT toUnixTimestamp64Nano(timestamp) AS ts, toUnixTimestamp64Nano(start_time) AS st,"
-        " toUnixTimestamp64Nano(end_time) AS et, duration, trace_id, span_id, parent_span_id,"
+        f" toUnixTimestamp64Nano(end_time) AS et, duration, {IDS}, {PARENT_ID},"
         " span_name, span_kind, trace_state, flags, sampled, status_code, status_message,"
         " toString(events[1].name) AS ev_name, toString(events[1].attributes.exception.type) AS ev_type,"
         " toString(links[1].span_id) AS link_span, attributes.http.status_code.:Int64 AS code,"

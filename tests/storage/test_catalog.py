@@ -111,10 +111,50 @@ def test_raw_is_in_the_schema_and_computed_by_the_query_not_the_table(
     assert "$raw" not in stored and "body" in stored
     assert resolved.columns[-1] == ("$raw", "dynamic")
     computed = dict(resolved.computed)
-    assert list(computed) == ["$raw"]
+    assert list(computed) == ["trace_id", "span_id", "parent_span_id", "$raw"]
     assert computed["$raw"].startswith("CAST(CAST(tuple(") and computed["$raw"].endswith(
         ", 'JSON')"
     )
+
+
+def test_ids_are_stored_as_bytes_and_read_back_as_the_text_written(
+    catalog: StorageCatalog,
+) -> None:
+    """An OTel id in canonical hex is stored as its bytes (``trace_id_bytes``), anything else
+    free-text ingest writes as text; a query reads the same text back, and null stays null."""
+    resolved = catalog.resolve("default", "default")
+    written = [
+        "5b8efff798038103d269b633813fc60c",  # canonical: bytes
+        "5B8EFFF798038103D269B633813FC60C",  # upper case: kept as written
+        "not-a-trace",
+        "",
+        None,
+    ]
+    write_rows(
+        catalog.backend,
+        resolved.qualified_name,
+        [
+            {"timestamp": 1_700_000_000_000_000_000 + i, "trace_id": t}
+            for i, t in enumerate(written)
+        ],
+    )
+    computed = dict(resolved.computed)
+    rows = catalog.backend.query_arrow(
+        f"SELECT {computed['trace_id']} AS t, trace_id_bytes IS NOT NULL AS b "
+        f"FROM {resolved.qualified_name} ORDER BY timestamp"
+    ).to_pylist()
+    assert [r["t"] for r in rows] == written
+    assert [r["b"] for r in rows] == [True, False, False, False, False]
+    stored = (
+        catalog.backend.query_arrow(
+            "SELECT name FROM system.columns "
+            f"WHERE database = '{resolved.ch_database}' AND table = '{resolved.ch_table}'"
+        )
+        .column(0)
+        .to_pylist()
+    )
+    assert {"trace_id_bytes", "trace_id_text", "span_id_bytes"} <= set(stored)
+    assert "trace_id" not in stored
 
 
 def test_create_list_drop(catalog: StorageCatalog) -> None:

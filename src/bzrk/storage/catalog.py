@@ -28,12 +28,15 @@ from bzrk.storage.schema import (
     COLUMNS,
     COMPUTED,
     DEFAULT_SHARD_FIELDS,
-    STORED_COLUMNS,
+    FIELDS,
     SchemaError,
     TableLayout,
+    field_sql,
     render_codec_changes,
     render_computed_drops,
     render_create_table,
+    render_id_additions,
+    render_id_renames,
     render_index_additions,
     render_layout_settings,
     render_ttl_change,
@@ -107,6 +110,8 @@ class StorageCatalog:
         # part layout, codecs and fixed skip indexes, all metadata only.
         self._ddl(render_layout_settings(qualified))
         self._ddl(render_computed_drops(qualified))
+        self._ddl(render_id_renames(qualified))
+        self._ddl(render_id_additions(qualified))
         self._ddl(render_codec_changes(qualified))
         self._ddl(render_index_additions(qualified))
         self._ensure_path_registry(database, row.name)
@@ -346,10 +351,10 @@ class StorageCatalog:
         if until_ticks is not None:
             where.append(f"timestamp < fromUnixTimestamp64Nano(toInt64({int(until_ticks) * 100}))")
         select = ", ".join(
-            f"toJSONString({quote_identifier(c.name)}) AS {quote_identifier(c.name)}"
+            f"toJSONString({field_sql(c)}) AS {quote_identifier(c.name)}"
             if c.ch_type.startswith(("JSON", "Array(JSON"))
-            else quote_identifier(c.name)
-            for c in STORED_COLUMNS
+            else f"{field_sql(c)} AS {quote_identifier(c.name)}"
+            for c in FIELDS
         )
         try:
             # Rows are stored in (service, time) order, so the first rows of the window would

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bzrk.engine.backends.base import Backend
 from bzrk.engine.errors import EngineError
-from bzrk.storage.schema import STORED_COLUMNS
+from bzrk.storage.schema import FIELDS, HEX_IDS, id_bytes_column, id_text_column
 
 Row = dict[str, object]
 
@@ -52,7 +54,7 @@ def arrow_type(ch_type: str) -> pa.DataType:
 
 # Defaults for non-nullable columns when a row lacks the field.
 _DEFAULTS: dict[str, object] = {}
-for _column in STORED_COLUMNS:
+for _column in FIELDS:
     if _column.ch_type.startswith("Array("):
         _DEFAULTS[_column.name] = []
     elif _column.ch_type.startswith("JSON"):
@@ -73,7 +75,7 @@ def column_array(values: list[object], dtype: pa.DataType) -> pa.Array:
 
 
 ROW_FIELDS: tuple[tuple[str, pa.DataType], ...] = tuple(
-    (c.name, arrow_type(c.ch_type)) for c in STORED_COLUMNS
+    (c.name, arrow_type(c.ch_type)) for c in FIELDS
 )
 
 
@@ -131,7 +133,60 @@ def write_arrow(backend: Backend, qualified_table: str, table: pa.Table) -> int:
     if table.num_rows == 0:
         return 0
     try:
-        backend.insert_arrow(qualified_table, table)
+        backend.insert_arrow(qualified_table, stored_shape(table))
     except EngineError as exc:
         raise WriteError(f"insert into {qualified_table} failed: {exc.message}") from exc
     return table.num_rows
+
+
+# Hex digit value of each byte (16: not a lowercase hex digit).
+_NIBBLE = np.full(256, 16, dtype=np.uint8)
+_NIBBLE[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = np.arange(16, dtype=np.uint8)
+
+
+def split_hex_id(values: pa.Array | pa.ChunkedArray, width: int) -> tuple[pa.Array, pa.Array]:
+    """Ids as hex text → (their bytes, ``fixed_size_binary(width)``; their text, ``string``).
+
+    A value of exactly ``2 * width`` lowercase hex digits goes to the bytes (its text is null);
+    any other value (free-text ingest writes anything) stays text, its bytes null, so reading
+    ``schema.hex_id_expression`` gives back every value as written.
+    """
+    text = pc.cast(values, pa.string())
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    n = len(text)
+    canonical = np.zeros(n, dtype=bool)
+    sized = pc.fill_null(pc.equal(pc.binary_length(text), 2 * width), False).to_numpy(
+        zero_copy_only=False
+    )
+    candidates = pc.filter(text, pa.array(sized))
+    digits = np.empty((0, 2 * width), dtype=np.uint8)
+    if len(candidates):
+        offsets = np.frombuffer(candidates.buffers()[1], dtype=np.int32)[candidates.offset :]
+        data = np.frombuffer(candidates.buffers()[2], dtype=np.uint8)
+        digits = _NIBBLE[data[offsets[0] : offsets[len(candidates)]]].reshape(-1, 2 * width)
+        hexadecimal = (digits < 16).all(axis=1)
+        canonical[np.flatnonzero(sized)[hexadecimal]] = True
+        digits = digits[hexadecimal]
+    packed = (digits[:, 0::2] << 4) | digits[:, 1::2]
+    positions = np.cumsum(canonical) - 1
+    ids = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), len(packed), [None, pa.py_buffer(packed.tobytes())]
+    )
+    as_bytes = ids.take(pa.array(positions, mask=~canonical))
+    as_text = pc.if_else(pa.array(canonical), pa.scalar(None, pa.string()), text)
+    return as_bytes, as_text
+
+
+def stored_shape(table: pa.Table) -> pa.Table:
+    """A table of record fields (``ROW_FIELDS``) as the ClickHouse table stores them: each id
+    of ``schema.HEX_IDS`` as its bytes and text columns (:func:`split_hex_id`)."""
+    for name, width in HEX_IDS.items():
+        if name not in table.column_names:
+            continue
+        position = table.column_names.index(name)
+        as_bytes, as_text = split_hex_id(table.column(name), width)
+        table = table.remove_column(position)
+        table = table.add_column(position, id_text_column(name), as_text)
+        table = table.add_column(position, id_bytes_column(name), as_bytes)
+    return table

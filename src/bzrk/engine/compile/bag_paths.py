@@ -360,6 +360,7 @@ def table_paths(
     registry: str | None = None,
     columns: Sequence[tuple[str, str]] = (),
     table: str | None = None,
+    computed: Mapping[str, str] | None = None,
 ) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
     """Hidden select items for the wanted paths of a table's JSON columns, and their map.
 
@@ -367,7 +368,7 @@ def table_paths(
     "LowCardinality(Nullable(String))"}``); with the table's path ``registry``, a sub-object is
     read only when a stored path lies under the path. With the table's ``columns`` (name, KQL
     type) and name, paths of ``$raw`` read the stored column or bag path they name instead of
-    ``$raw``.
+    ``$raw`` (a column the table computes on read, ``computed``, by its expression).
     """
     items: list[tuple[S.Expr, str]] = []
     result: dict[str, BagPaths] = {}
@@ -409,7 +410,14 @@ def table_paths(
     # Only a bzrk table (it has bags) has the ``$raw`` of storage/schema.py.
     raw = (
         _raw_paths(
-            bags, wanted.get(RAW, set()), wanted.get(PERMISSIVE, set()), columns, table, add, items
+            bags,
+            wanted.get(RAW, set()),
+            wanted.get(PERMISSIVE, set()),
+            columns,
+            table,
+            add,
+            items,
+            computed or {},
         )
         if bags
         else {}
@@ -427,6 +435,7 @@ def _raw_paths(
     table: str | None,
     add: Callable[[str, Path, str | None], PathColumns],
     items: list[tuple[S.Expr, str]],
+    computed: Mapping[str, str],
 ) -> dict[Path, PathColumns]:
     """``$raw.severity_text`` as the column, ``$raw.attributes["k"]`` as the bag path.
 
@@ -451,7 +460,8 @@ def _raw_paths(
             mapping[path] = PathColumns(leaf, sub)
         elif not rest and stored.get(head) in _RAW_SCALAR:
             leaf = f"$rawcol_{len(items)}"
-            items.append((S.Col(head), leaf))
+            column = S.verbatim(computed[head]) if head in computed else S.Col(head)
+            items.append((column, leaf))
             mapping[path] = PathColumns(leaf, None, _RAW_SCALAR[stored[head]])
         elif head not in stored:
             mapping[path] = _absent_field(items)

@@ -425,7 +425,12 @@ class CompileContext:
                                    source.computed.get(name)), name)
                    for name, kql_type in source.columns]  # fmt: skip
         hidden, bags = bag_paths.table_paths(
-            source.bags, self.bag_paths, source.path_registry, source.columns, source.table
+            source.bags,
+            self.bag_paths,
+            source.path_registry,
+            source.columns,
+            source.table,
+            source.computed,
         )
         searches, tested = bag_search.table_items(
             source.bags, self.bag_searches, source.path_registry
