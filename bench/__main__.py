@@ -34,6 +34,7 @@ from bzrk.engine.backends.base import QuerySettings  # noqa: E402
 from bzrk.engine.events import Done, Error, Metadata, RowBatch  # noqa: E402
 from bzrk.engine.request import QueryRequest  # noqa: E402
 from bzrk.engine.service import QueryService  # noqa: E402
+from bzrk.storage.schema import COMPUTED  # noqa: E402
 
 # Caches would measure themselves, not the engine: off for every side.
 NO_CACHE = {"use_query_condition_cache": 0}
@@ -477,9 +478,10 @@ def main() -> None:
 
 def _a_trace(backend: Any, table: str) -> str:
     """A trace id of the dataset with stored spans (the same one on every run of a dataset)."""
+    trace_id, span_id = COMPUTED["trace_id"], COMPUTED["span_id"]
     rows = backend.query_arrow(
-        f"SELECT trace_id FROM {table} WHERE span_name IS NOT NULL AND span_id IS NOT NULL "
-        "ORDER BY cityHash64(trace_id) LIMIT 1",
+        f"SELECT {trace_id} AS trace_id FROM {table} WHERE span_name IS NOT NULL "
+        f"AND {span_id} IS NOT NULL ORDER BY cityHash64(trace_id) LIMIT 1",
         settings=None,
     ).to_pylist()
     return rows[0]["trace_id"] if rows else "0" * 32

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from bench import dataset as ds  # noqa: E402
-from bench.__main__ import NO_CACHE, _ch_window, _iso, _kql, _window  # noqa: E402
+from bench.__main__ import NO_CACHE, _a_trace, _ch_window, _iso, _kql, _window  # noqa: E402
 from bench.suite import SUITE  # noqa: E402
 from bzrk.engine.backends.base import QuerySettings  # noqa: E402
 from bzrk.engine.semantic_settings import SEMANTIC_SETTINGS  # noqa: E402
@@ -97,6 +97,7 @@ def main() -> None:
     service = QueryService(recording, catalog=catalog, engine_settings=NO_CACHE)  # type: ignore[arg-type]
     table = catalog.qualified_name("default", "default")
     hand_settings = timed_settings(None)
+    trace = _a_trace(backend, table)
     if args.kql:
         _one_query(service, recording, args, data)
         backend.close()
@@ -107,9 +108,11 @@ def main() -> None:
             continue
         start, end = _window(q, data)
         recording.seen.clear()
-        asyncio.run(_kql(service, q.kql, _iso(start), _iso(end)))
+        kql = q.kql.replace("{TRACE}", trace)
+        asyncio.run(_kql(service, kql, _iso(start), _iso(end)))
         hand = q.sql.replace("{T}", table).replace("{W}", _ch_window(start, end))
-        print(f"== {q.name}\n-- KQL: {q.kql}\n-- hand-written:\n{hand}")
+        hand = hand.replace("{TRACE}", trace)
+        print(f"== {q.name}\n-- KQL: {kql}\n-- hand-written:\n{hand}")
         for sql, _ in recording.seen:
             print(f"-- generated{' (chunk counters)' if sql.startswith('EXPLAIN') else ''}:\n{sql}")
         if args.time:

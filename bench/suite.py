@@ -8,12 +8,19 @@ ClickHouse expert would write for the same answer on the same table (token funct
 (bench/otel_schema.py) ``{L}``, ``{S}`` and ``{M}`` are ``otel_logs``, ``otel_traces`` and
 ``otel_metrics_sum``, with their window predicates ``{LW}``, ``{SW}`` and ``{MW}``: bzrk's one
 table holds all three signals, so a query over every row reads the three tables there.
-``{TRACE}`` is a trace id of the dataset (chosen at the start of a run), in every form.
+``{TRACE}`` is a trace id of the dataset (chosen at the start of a run), in every form. bzrk
+stores the ids as bytes (docs/storage.md, *Ids as bytes*): SQL on its table reads an id as the
+hex text a query reads (``TRACE_ID``, ``SPAN_ID``), which its bloom filters are over.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from bzrk.storage.schema import COMPUTED
+
+TRACE_ID = COMPUTED["trace_id"]
+SPAN_ID = COMPUTED["span_id"]
 
 HOUR_NS = 3600 * 10**9
 
@@ -97,7 +104,9 @@ SUITE: tuple[BenchQuery, ...] = (
     BenchQuery(
         "dcount_trace_by_service",
         "default | summarize d = dcount(trace_id) by service = tostring(resource.service.name)",
-        "SELECT resource.service.name AS service, uniq(trace_id) AS d FROM {T} WHERE {W} GROUP BY service",
+        # The id's bytes and its text hold disjoint values (docs/storage.md, *Ids as bytes*).
+        "SELECT resource.service.name AS service, uniq(trace_id_bytes) + uniq(trace_id_text) AS d "
+        "FROM {T} WHERE {W} GROUP BY service",
         "SELECT service_name AS service, approx_count_distinct(trace_id) AS d FROM logs WHERE {W} GROUP BY service",
         "SELECT service, uniq(t) AS d FROM ("
         "SELECT ServiceName AS service, nullIf(TraceId, '') AS t FROM {L} WHERE {LW} UNION ALL "
@@ -121,8 +130,10 @@ SUITE: tuple[BenchQuery, ...] = (
         "join_spans_logs",
         "default | where isnotempty(span_name) | project trace_id, span_name "
         "| join kind=inner (default | where isnotempty(body) | project trace_id, body) on trace_id | count",
-        "SELECT count() FROM (SELECT trace_id, span_name FROM {T} WHERE {W} AND span_name != '') AS s "
-        "INNER JOIN (SELECT trace_id, body FROM {T} WHERE {W} AND body != '') AS l ON s.trace_id = l.trace_id",
+        f"SELECT count() FROM (SELECT {TRACE_ID} AS trace_id, span_name FROM {{T}} WHERE {{W}} "
+        "AND span_name != '') AS s "
+        f"INNER JOIN (SELECT {TRACE_ID} AS trace_id, body FROM {{T}} WHERE {{W}} AND body != '') "
+        "AS l ON s.trace_id = l.trace_id",
         "SELECT count(*) FROM (SELECT trace_id FROM logs WHERE {W} AND span_name != '') s "
         "JOIN (SELECT trace_id FROM logs WHERE {W} AND body != '') l ON s.trace_id = l.trace_id",
         "SELECT count() FROM (SELECT TraceId FROM {S} WHERE {SW} AND SpanName != '') AS s "
@@ -151,7 +162,8 @@ SUITE: tuple[BenchQuery, ...] = (
     BenchQuery(
         "trace_by_id",
         'default | where trace_id == "{TRACE}" | project span_id, span_name, body | order by span_id asc',
-        "SELECT span_id, span_name, body FROM {T} WHERE {W} AND trace_id = '{TRACE}' ORDER BY span_id",
+        f"SELECT {SPAN_ID} AS span_id, span_name, body FROM {{T}} WHERE {{W}} "
+        f"AND {TRACE_ID} = '{{TRACE}}' ORDER BY span_id",
         "SELECT span_id, span_name, body FROM logs WHERE {W} AND trace_id = '{TRACE}' ORDER BY span_id",
         # The exporter's way: the trace's time range from otel_traces_trace_id_ts first.
         "WITH (SELECT (min(Start), max(End)) FROM otel.otel_traces_trace_id_ts WHERE TraceId = '{TRACE}') AS r "

@@ -81,3 +81,21 @@ def test_show_sql_times_the_services_sql_with_its_settings(built: tuple[Path, di
     assert generated[0].startswith("SELECT bag, json_path, json_type FROM")
     assert "$paths" not in generated[1]
     assert "CAST(`resource`.`k8s`.`pod`.`name` AS String)" in generated[1]
+
+
+def test_every_suite_query_runs_on_the_stored_layout(built: tuple[Path, dict]) -> None:
+    """Each suite query's KQL and its hand-written SQL on bzrk's table run on the tiny dataset
+    (the SQL spells stored columns: when the ids became bytes, the run stopped at its first
+    query that named ``trace_id``), with a trace id of the dataset."""
+    data, _ = built
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.show_sql", "--rows", "3000", "--data", str(data),
+         "--time", "--runs", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    from bench.suite import SUITE
+
+    assert out.stdout.count("generated / hand") == len(SUITE)
+    assert "{TRACE}" not in out.stdout

@@ -11,7 +11,13 @@ from typing import Any
 from bzrk.engine.catalog_resolver import stored_bags
 from bzrk.engine.compile.query import TableResolver, TableSource
 from bzrk.storage import json_paths
-from bzrk.storage.schema import COLUMNS, COMPUTED, TableLayout, render_create_table
+from bzrk.storage.schema import (
+    COLUMNS,
+    COMPUTED,
+    DISTINCT_PARTS,
+    TableLayout,
+    render_create_table,
+)
 from bzrk.storage.writer import write_rows
 
 
@@ -27,6 +33,7 @@ class Logs(TableResolver):
             stored_bags(columns),
             f"`{database}`.`{json_paths.registry_name('logs')}`" if registry else None,
             computed=dict(COMPUTED),
+            distinct_parts=dict(DISTINCT_PARTS),
         )
         if not native:
             self.source = replace(self.source, bags={})

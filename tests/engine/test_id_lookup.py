@@ -76,6 +76,26 @@ def test_ids_read_back_as_written(chdb_backend, ids) -> None:  # type: ignore[no
     assert sorted(rows, key=repr) == sorted(expected, key=repr)
 
 
+def test_dcount_of_an_id_counts_its_bytes_and_its_text_apart(chdb_backend, ids) -> None:  # type: ignore[no-untyped-def]
+    """A canonical id is never stored as text, so the id's distinct values are those of its
+    bytes plus those of its text: ``dcount`` adds the two counts instead of formatting every
+    row's bytes as hex, and answers as the count over the hex text does."""
+    text = "logs | summarize d = dcount(trace_id), e = dcountif(trace_id, body != 'line 1')"
+    sql = QueryCompiler(Logs(ids)).compile(parse(text)).tables[0].render()
+    assert (
+        "uniqCombined(14)(`trace_id_bytes`), 0) + ifNull(uniqCombined(14)(`trace_id_text`)" in sql
+    )
+    assert "hex(" not in sql
+    [[split, split_if]] = execute_text(chdb_backend, text, resolver=Logs(ids)).tables[0].rows
+    whole = (
+        "logs | extend t = strcat(trace_id, '') | where isnotnull(trace_id)"
+        " | summarize d = dcount(t), e = dcountif(t, body != 'line 1')"
+    )
+    [[d, e]] = execute_text(chdb_backend, whole, resolver=Logs(ids)).tables[0].rows
+    assert abs(split - d) <= 0.02 * d and abs(split_if - e) <= 0.02 * e
+    assert abs(split - (ROWS - 1)) <= 0.02 * ROWS
+
+
 def test_ids_count_group_and_join_as_text(chdb_backend, ids) -> None:  # type: ignore[no-untyped-def]
     [[distinct, hexes]] = (
         execute_text(

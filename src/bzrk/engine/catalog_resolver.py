@@ -118,6 +118,7 @@ class CatalogResolver(TableResolver):
             path_registry=getattr(resolved, "path_registry", "") or None,
             absent=dict(getattr(resolved, "absent", ())),
             computed=dict(getattr(resolved, "computed", ())),
+            distinct_parts=dict(getattr(resolved, "distinct_parts", ())),
             registry_reader=_reader(getattr(self.catalog, "backend", None)),
         )
         if len(self.sources) >= _MAX_KNOWN_SOURCES:

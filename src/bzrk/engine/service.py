@@ -605,9 +605,9 @@ class QueryService(QueryExecutor):
             # A plan with registry facts reads them per run (a small blocking query): not on
             # the event loop, unless memory holds them (no write since they were read). One
             # renders in place otherwise (a thread hop costs a fast query ~0.4 ms).
-            run = compiled.bound_from_memory(bounds) or await asyncio.to_thread(
-                compiled.bound, bounds
-            )
+            run = compiled.bound_from_memory(bounds)
+            if run is None:
+                run = await asyncio.to_thread(compiled.bound, bounds)
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 status = "soft_budget"

@@ -123,6 +123,27 @@ def verbatim(text: str) -> Template:
 
 
 @dataclass(frozen=True, slots=True)
+class Computed(Expr):
+    """A column its table computes on read (``value``, over stored columns), and ``parts``:
+    stored columns whose distinct non-null values are the column's, disjoint (an id stored as
+    its bytes or, when not canonical hex, as text), so a distinct count of the column is the sum
+    of theirs (:class:`DistinctCount`) without computing ``value`` per row."""
+
+    value: Template
+    parts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DistinctCount(Expr):
+    """KQL ``dcount``/``dcountif``: ``uniqCombined(precision)`` of ``arg`` (of the rows where
+    ``cond``), 0 over no values; over a :class:`Computed` with parts, the sum of the parts'."""
+
+    arg: Expr
+    precision: int
+    cond: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SubColumn(Expr):
     """A JSON column's path read natively: ```c`.`a`.`b``` (a typed path or a dynamic value), or
     ```c`.^`a`.`b``` (the sub-object under the path) with ``sub``. Every name is quoted here;
@@ -548,6 +569,10 @@ class _Renderer:
             return f"{head} -> {self.expr(node.body)}"
         if isinstance(node, Template):
             return node.text.format(*(self.expr(a) for a in node.args))
+        if isinstance(node, Computed):
+            return self.expr(node.value)
+        if isinstance(node, DistinctCount):
+            return self.distinct_count(node)
         if isinstance(node, SubColumn):
             keys = ".".join(quote_identifier(k) for k in node.path)
             return f"{quote_identifier(node.column)}.{'^' if node.sub else ''}{keys}"
@@ -578,6 +603,21 @@ class _Renderer:
                 inner = ", ".join(self.expr(v) for v in node.values)
             return f"({self.expr(node.operand)} {keyword} ({inner}))"
         raise TypeError(f"cannot render {type(node).__name__}")
+
+    def distinct_count(self, node: DistinctCount) -> str:
+        arg = node.arg
+        values = (
+            [quote_identifier(part) for part in arg.parts]
+            if isinstance(arg, Computed) and arg.parts
+            else [self.expr(arg)]
+        )
+        # ifNull: over no non-null input the Nullable variant answers NULL; Kusto counts 0.
+        if node.cond is None:
+            counts = [f"ifNull(uniqCombined({node.precision})({v}), 0)" for v in values]
+        else:
+            cond = self.expr(node.cond)
+            counts = [f"ifNull(uniqCombinedIf({node.precision})({v}, {cond}), 0)" for v in values]
+        return f"toInt64({' + '.join(counts)})"
 
     def fact(self, node: Fact) -> bool | None:
         """The run's value of a fact (None: the run did not read it)."""

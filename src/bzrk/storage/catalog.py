@@ -28,6 +28,7 @@ from bzrk.storage.schema import (
     COLUMNS,
     COMPUTED,
     DEFAULT_SHARD_FIELDS,
+    DISTINCT_PARTS,
     FIELDS,
     SchemaError,
     TableLayout,
@@ -69,6 +70,8 @@ class ResolvedTable:
     absent: tuple[tuple[str, str], ...] = ()
     # Columns computed on read, not stored: name -> expression (schema.COMPUTED: ``$raw``).
     computed: tuple[tuple[str, str], ...] = ()
+    # Computed columns whose distinct values are those of stored columns (schema.DISTINCT_PARTS).
+    distinct_parts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _layout(row: TableRow) -> TableLayout:
@@ -282,6 +285,7 @@ class StorageCatalog:
             f"{quote_identifier(json_paths.registry_name(row.name))}",
             tuple(ABSENCE.items()),
             tuple(COMPUTED.items()),
+            tuple(DISTINCT_PARTS.items()),
         )
         with self._lock:
             self._resolved[key] = (now, resolved)

@@ -252,6 +252,13 @@ COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
 # The expression is the one the skip indexes are over, character for character.
 COMPUTED: dict[str, str] = {c.name: c.alias for c in COLUMNS if c.alias is not None}
 
+# Computed columns whose distinct non-null values are those of stored columns, which share
+# none: an id's bytes (canonical hex) and its text (any other value). ``dcount`` of the id is
+# then the sum of theirs, without formatting each row's bytes as hex (docs/storage.md).
+DISTINCT_PARTS: dict[str, tuple[str, ...]] = {
+    name: (id_bytes_column(name), id_text_column(name)) for name in HEX_IDS
+}
+
 # How each column and each declared typed path of a bag stores absence: what the catalogue
 # tells the compiler (``ResolvedTable.absent``). Paths are ``bag.key`` with the key whole.
 ABSENCE: dict[str, str] = {

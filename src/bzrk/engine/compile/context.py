@@ -422,7 +422,8 @@ class CompileContext:
     def read_table(self, source: TableSource) -> Relation:
         """A stored table read as is: its columns, native bag paths and its `S.ScanBounds` node."""
         columns = [(absent_as_null(name, kql_type, source.absent.get(name),
-                                   source.computed.get(name)), name)
+                                   source.computed.get(name), source.distinct_parts.get(name, ())),
+                     name)
                    for name, kql_type in source.columns]  # fmt: skip
         hidden, bags = bag_paths.table_paths(
             source.bags,
@@ -469,15 +470,20 @@ class CompileContext:
 
 
 def absent_as_null(
-    name: str, kql_type: str, absent: str | None, computed: str | None = None
+    name: str,
+    kql_type: str,
+    absent: str | None,
+    computed: str | None = None,
+    parts: tuple[str, ...] = (),
 ) -> S.Expr:
     """A stored column as KQL reads it: an absent field is null, however it is stored.
 
     A whole bag or array reads as JSON text; one stored empty (``{}``, ``[]``: a record without
     attributes, a span without events) is an absent field, so null. A column the table computes
-    on read (``computed``: the catalogue's expression, ``$raw``) is that expression.
+    on read (``computed``: the catalogue's expression, ``$raw``) is that expression, with the
+    stored columns that hold its distinct values (``parts``, for ``dcount``).
     """
-    expr: S.Expr = S.Col(name) if computed is None else S.verbatim(computed)
+    expr: S.Expr = S.Col(name) if computed is None else S.Computed(S.verbatim(computed), parts)
     if kql_type == "dynamic":
         expr = T("toJSONString({0})", expr)
         if absent in ("[]", "{}"):

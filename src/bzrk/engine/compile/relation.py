@@ -54,6 +54,10 @@ class TableSource:
     # Columns of the schema the table computes on read instead of storing: name -> ClickHouse
     # expression over its stored columns (storage/schema.py COMPUTED: ``$raw``).
     computed: dict[str, str] = field(default_factory=dict)
+    # Computed columns whose distinct values are those of stored columns, disjoint: name ->
+    # those columns (storage/schema.py DISTINCT_PARTS: an id's bytes and text). ``dcount``
+    # counts each of them instead of computing the column (sql.DistinctCount).
+    distinct_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Runs SQL against the table's store: a run reads the registry's facts through it
     # (registry_facts.RegistryFacts) instead of asking them inside its SQL. None: the SQL asks.
     registry_reader: Callable[[str], list[dict[str, Any]]] | None = field(

@@ -238,21 +238,11 @@ def _precision(n: K.Call, position: int) -> int:
 
 
 def _dcount(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    # ifNull: over no non-null input the Nullable variant answers NULL; Kusto counts 0.
-    return Typed(
-        T(f"toInt64(ifNull(uniqCombined({_precision(n, 1)})({{0}}), 0))", a[0].sql), "long"
-    )
+    return Typed(S.DistinctCount(a[0].sql, _precision(n, 1)), "long")
 
 
 def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    return Typed(
-        T(
-            f"toInt64(ifNull(uniqCombinedIf({_precision(n, 2)})({{0}}, {{1}}), 0))",
-            a[0].sql,
-            _cond(c, a[1]),
-        ),
-        "long",
-    )
+    return Typed(S.DistinctCount(a[0].sql, _precision(n, 2), _cond(c, a[1])), "long")
 
 
 # Kusto's deviation and variance of fewer values than they need is 0, not NaN or null.
