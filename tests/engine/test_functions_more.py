@@ -52,6 +52,20 @@ CASES = [
         [[[1, 3]]],
     ),
     ("datatable(x: long)[] | summarize dcount(x), dcountif(x, x > 0)", [[0, 0]]),
+    # count_distinct is exact; nulls are no values (it was refused as "a column read outside
+    # an aggregate function")
+    (
+        "datatable(x: string, k: long)['a', 1, 'b', 1, 'a', 2, 'c', 3] "
+        "| summarize count_distinct(x), count_distinctif(x, k < 3)",
+        [[3, 2]],
+    ),
+    ("datatable(x: long)[1, 1, long(null)] | summarize count_distinct(x)", [[1]]),
+    ("datatable(x: long)[] | summarize count_distinct(x), count_distinctif(x, x > 0)", [[0, 0]]),
+    # Kusto's deprecated spellings of make_list and make_set
+    (
+        "datatable(x: long)[1, 2, 1] | summarize l = makelist(x), s = array_sort_asc(makeset(x))",
+        [[[1, 2, 1], [1, 2]]],
+    ),
     # make_bag(x, n) keeps the first n keys
     (
         "datatable(k: string, v: long)['a', 1, 'b', 2, 'c', 3, 'a', 4] | extend p = bag_pack(k, v) "

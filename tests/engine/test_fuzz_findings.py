@@ -139,6 +139,13 @@ def test_a_column_outside_an_aggregate_in_summarize_is_a_located_type_mismatch(s
     assert rows(run(service, query)) == [[1, 2, 4, 1], [3, 2, 2, 3]]
 
 
+def test_an_aggregate_bzrk_does_not_translate_is_named_as_such(service) -> None:  # type: ignore[no-untyped-def]
+    # Kusto's `passthrough` aggregate was refused as "summarize reads the column 'x' outside an
+    # aggregate function" (so was count_distinct, which now runs).
+    found = error(run(service, "datatable(x: int) [1, 2] | summarize passthrough(x)"))
+    assert found.code == "UnknownFunction" and "passthrough" in found.message
+
+
 def test_repeat_makes_at_most_1048576_elements_as_range_does(service) -> None:  # type: ignore[no-untyped-def]
     # repeat('a', 1000000000) answered a 4 GB array; four at once took bzrk dev past 23 GB.
     query = "print n = array_length(repeat('a', 1000000000)), r = repeat(1, 3), e = repeat('b', -1)"

@@ -245,6 +245,15 @@ def _dcountif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(S.DistinctCount(a[0].sql, _precision(n, 2), _cond(c, a[1])), "long")
 
 
+def _count_distinct(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    # Exact, unlike dcount; nulls are not values (0 over none).
+    return Typed(T("toInt64(ifNull(uniqExact({0}), 0))", a[0].sql), "long")
+
+
+def _count_distinctif(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    return Typed(T("toInt64(ifNull(uniqExactIf({0}, {1}), 0))", a[0].sql, _cond(c, a[1])), "long")
+
+
 # Kusto's deviation and variance of fewer values than they need is 0, not NaN or null.
 def _stat(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
@@ -347,6 +356,12 @@ agg("minif", _minmaxif("min"))
 agg("maxif", _minmaxif("max"))
 agg("dcount", _dcount)
 agg("dcountif", _dcountif)
+agg("count_distinct", _count_distinct)
+# Kusto's deprecated spellings, still accepted there.
+agg("makelist", _make_list)
+agg("makeset", _make_set)
+agg("make_dictionary", _make_bag)
+agg("count_distinctif", _count_distinctif)
 agg("make_list", _make_list)
 agg("make_list_if", _make_list_if)
 agg("make_list_with_nulls", _make_list_with_nulls)

@@ -25,6 +25,7 @@ from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import aggregate_name
 from bzrk.kql.binder.naming import expression_name as kql_expression_name
+from bzrk.kql.catalog import lookup_aggregate
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
@@ -104,7 +105,9 @@ def _column_outside_aggregate(expr: K.Node, scope: Scope, keys: set[str]) -> K.N
     stack: list[K.Node] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, K.Call) and is_aggregate(node.name):
+        # An aggregate of Kusto's catalogue that bzrk does not translate is that call's error
+        # (``not supported``), not a column read outside an aggregate.
+        if isinstance(node, K.Call) and (is_aggregate(node.name) or lookup_aggregate(node.name)):
             continue
         name = node.name if isinstance(node, K.NameRef) else None
         if name in scope.columns and name not in keys and name not in scope.lets:
