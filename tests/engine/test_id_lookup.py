@@ -96,6 +96,22 @@ def test_dcount_of_an_id_counts_its_bytes_and_its_text_apart(chdb_backend, ids) 
     assert abs(split - (ROWS - 1)) <= 0.02 * ROWS
 
 
+def test_a_null_test_of_an_id_reads_its_parts_null_maps(chdb_backend, ids) -> None:  # type: ignore[no-untyped-def]
+    """``isnull(parent_span_id)`` (root spans) and ``isnotnull(trace_id)`` test the stored
+    parts' nulls instead of formatting every id as hex, with the same answers."""
+    for text, expected in (
+        ("logs | where isnull(trace_id) | count", 1),
+        ("logs | where isnotnull(trace_id) | count", ROWS - 1),
+        ("logs | where isnull(parent_span_id) | count", ROWS),
+        ("logs | where isnotempty(span_id) | count", ROWS - 1),
+        ("logs | where not(isnull(trace_id)) and isnull(span_id) | count", 0),
+    ):
+        sql = QueryCompiler(Logs(ids)).compile(parse(text)).tables[0].render()
+        assert "hex(" not in sql.split("WHERE", 1)[1] or "isnotempty" in text, sql
+        [[count]] = execute_text(chdb_backend, text, resolver=Logs(ids)).tables[0].rows
+        assert count == expected, text
+
+
 def test_ids_count_group_and_join_as_text(chdb_backend, ids) -> None:  # type: ignore[no-untyped-def]
     [[distinct, hexes]] = (
         execute_text(

@@ -126,8 +126,9 @@ def verbatim(text: str) -> Template:
 class Computed(Expr):
     """A column its table computes on read (``value``, over stored columns), and ``parts``:
     stored columns whose distinct non-null values are the column's, disjoint (an id stored as
-    its bytes or, when not canonical hex, as text), so a distinct count of the column is the sum
-    of theirs (:class:`DistinctCount`) without computing ``value`` per row."""
+    its bytes or, when not canonical hex, as text), and which are all null exactly when it is.
+    So a distinct count of the column is the sum of theirs (:class:`DistinctCount`) and a null
+    test reads their null maps (:class:`IsNull`), without computing ``value`` per row."""
 
     value: Template
     parts: tuple[str, ...] = ()
@@ -552,6 +553,11 @@ class _Renderer:
         if isinstance(node, Neg):
             return f"(-{self.expr(node.operand)})"
         if isinstance(node, IsNull):
+            operand = node.operand
+            if isinstance(operand, Computed) and operand.parts:
+                # Null exactly when every part is: read their null maps, not the value.
+                tests = " AND ".join(f"({quote_identifier(p)} IS NULL)" for p in operand.parts)
+                return f"({'NOT ' if node.negated else ''}({tests}))"
             return f"({self.expr(node.operand)} IS {'NOT ' if node.negated else ''}NULL)"
         if isinstance(node, Cast):
             return f"CAST({self.expr(node.operand)} AS {_check_type(node.type)})"

@@ -253,8 +253,9 @@ COLUMNS_BY_NAME = {c.name: c for c in COLUMNS}
 COMPUTED: dict[str, str] = {c.name: c.alias for c in COLUMNS if c.alias is not None}
 
 # Computed columns whose distinct non-null values are those of stored columns, which share
-# none: an id's bytes (canonical hex) and its text (any other value). ``dcount`` of the id is
-# then the sum of theirs, without formatting each row's bytes as hex (docs/storage.md).
+# none, and which are all NULL exactly when the column is: an id's bytes (canonical hex) and
+# its text (any other value). ``dcount`` of the id is then the sum of theirs, and ``isnull``
+# reads their null maps, without formatting each row's bytes as hex (docs/storage.md).
 DISTINCT_PARTS: dict[str, tuple[str, ...]] = {
     name: (id_bytes_column(name), id_text_column(name)) for name in HEX_IDS
 }
