@@ -8,7 +8,7 @@ import time
 import pytest
 
 from bzrk.meta.store import Conflict, NotFound
-from bzrk.storage.catalog import StorageCatalog
+from bzrk.storage.catalog import ResolvedTable, StorageCatalog
 from bzrk.storage.naming import InvalidName
 from bzrk.storage.schema import SchemaError
 from bzrk.storage.writer import write_rows
@@ -93,14 +93,9 @@ def test_default_table_exists_after_sync(catalog: StorageCatalog) -> None:
     assert columns["severity_number"] == "int" and columns["value"] == "real"
 
 
-def test_raw_is_in_the_schema_and_computed_by_the_query_not_the_table(
-    catalog: StorageCatalog,
-) -> None:
-    """``$raw`` is a column of the KQL schema but not of the ClickHouse table (an ``ALIAS``
-    column cost every read of the table ~0.5 ms of analysis, docs/bench.md): the catalogue hands
-    the compiler its expression, of the column's type."""
-    resolved = catalog.resolve("default", "default")
-    stored = (
+def _stored_columns(catalog: StorageCatalog, resolved: ResolvedTable) -> list[str]:
+    """The columns of the ClickHouse table behind ``resolved``."""
+    return (
         catalog.backend.query_arrow(
             "SELECT name FROM system.columns "
             f"WHERE database = '{resolved.ch_database}' AND table = '{resolved.ch_table}'"
@@ -108,6 +103,16 @@ def test_raw_is_in_the_schema_and_computed_by_the_query_not_the_table(
         .column(0)
         .to_pylist()
     )
+
+
+def test_raw_is_in_the_schema_and_computed_by_the_query_not_the_table(
+    catalog: StorageCatalog,
+) -> None:
+    """``$raw`` is a column of the KQL schema but not of the ClickHouse table (an ``ALIAS``
+    column cost every read of the table ~0.5 ms of analysis, docs/bench.md): the catalogue hands
+    the compiler its expression, of the column's type."""
+    resolved = catalog.resolve("default", "default")
+    stored = _stored_columns(catalog, resolved)
     assert "$raw" not in stored and "body" in stored
     assert resolved.columns[-1] == ("$raw", "dynamic")
     computed = dict(resolved.computed)
@@ -145,14 +150,7 @@ def test_ids_are_stored_as_bytes_and_read_back_as_the_text_written(
     ).to_pylist()
     assert [r["t"] for r in rows] == written
     assert [r["b"] for r in rows] == [True, False, False, False, False]
-    stored = (
-        catalog.backend.query_arrow(
-            "SELECT name FROM system.columns "
-            f"WHERE database = '{resolved.ch_database}' AND table = '{resolved.ch_table}'"
-        )
-        .column(0)
-        .to_pylist()
-    )
+    stored = _stored_columns(catalog, resolved)
     assert {"trace_id_bytes", "trace_id_text", "span_id_bytes"} <= set(stored)
     assert "trace_id" not in stored
 
