@@ -268,6 +268,9 @@ ABSENCE: dict[str, str] = {
 }
 
 
+# The bloom filters older versions kept on the ids' text columns (render_id_additions drops them).
+_FORMER_ID_INDEXES = ("idx_trace_id", "idx_span_id")
+
 # The skip indexes of every table, whatever its shard fields.
 FIXED_INDEXES: tuple[SkipIndex, ...] = (
     SkipIndex("idx_body_text", "lower(body)", "text(tokenizer = splitByNonAlpha)", None),
@@ -446,15 +449,10 @@ def render_layout_settings(qualified_name: str) -> str:
 
 
 def render_computed_drops(qualified_name: str) -> str:
-    """``ALTER TABLE`` that removes the ``ALIAS`` columns older bzrk versions stored ``$raw`` as
-    (the compiler now reads :data:`COMPUTED` in their place). Metadata only: an alias has no
+    """``ALTER TABLE`` that removes the ``ALIAS`` column older bzrk versions stored ``$raw`` as
+    (the compiler now reads :data:`COMPUTED` in its place). Metadata only: an alias has no
     data."""
-    drops = ", ".join(
-        f"DROP COLUMN IF EXISTS {quote_identifier(name)}"
-        for name in COMPUTED
-        if name not in HEX_IDS
-    )
-    return f"ALTER TABLE {qualified_name} {drops}"
+    return f"ALTER TABLE {qualified_name} DROP COLUMN IF EXISTS {quote_identifier(RAW_COLUMN.name)}"
 
 
 def render_id_renames(qualified_name: str) -> str:
@@ -473,13 +471,11 @@ def render_id_renames(qualified_name: str) -> str:
 def render_id_additions(qualified_name: str) -> str:
     """``ALTER TABLE`` that adds the bytes columns of the ids (NULL in existing parts, which
     read their text) and drops the bloom filters older versions kept on the ids' text."""
-    changes = [
-        f"ADD COLUMN IF NOT EXISTS {c.ddl()}"
-        for c in STORED_COLUMNS
-        if any(c.name == id_bytes_column(name) for name in HEX_IDS)
+    added = [
+        f"ADD COLUMN IF NOT EXISTS {_stored(COLUMNS_BY_NAME[name])[0].ddl()}" for name in HEX_IDS
     ]
-    changes += ["DROP INDEX IF EXISTS `idx_trace_id`", "DROP INDEX IF EXISTS `idx_span_id`"]
-    return f"ALTER TABLE {qualified_name} {', '.join(changes)}"
+    dropped = [f"DROP INDEX IF EXISTS {quote_identifier(index)}" for index in _FORMER_ID_INDEXES]
+    return f"ALTER TABLE {qualified_name} {', '.join([*added, *dropped])}"
 
 
 def render_codec_changes(qualified_name: str) -> str:
