@@ -434,3 +434,23 @@ def test_aggregates_of_no_rows(chdb_backend) -> None:  # type: ignore[no-untyped
     assert (total, total_if, dev, var, sketch, digest, pct) == (0, 0, 0.0, 0.0, None, None, None)
     assert math.isnan(mean)
     assert rows(chdb_backend, "print x = 5 | summarize stdev(x), sum(x)") == [[0.0, 5]]
+
+
+def test_a_scalar_functions_argument_takes_its_parameters_declared_type(chdb_backend: Any) -> None:
+    # ADX converts an argument to the declared type: f(1) of `a:real` is the real 1.0
+    result = execute_text(
+        chdb_backend,
+        "let f = (a: real) { a / 2 }; let g = (a: int) { a }; print half = f(1), n = g(3)",
+    ).tables[0]
+    assert [(c.name, c.type) for c in result.columns] == [("half", "real"), ("n", "int")]
+    assert result.rows == [[0.5, 3]]
+
+
+def test_an_argument_of_another_kind_than_its_parameter_is_a_located_error(
+    chdb_backend: Any,
+) -> None:
+    with pytest.raises(QueryError) as info:
+        execute_text(chdb_backend, 'let f = (a: int) { a + 1 }; print f("x")')
+    assert info.value.error.code == "TypeMismatch"
+    assert "Argument 'a' of f(): expected int, found string" in info.value.error.message
+    assert info.value.error.location is not None

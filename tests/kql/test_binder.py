@@ -316,10 +316,31 @@ def test_union_wildcards_match_the_querys_own_views() -> None:
         ),
         ("print array_length('a')", "expected a dynamic array, found string"),
         ("T | summarize sum(b)", "expected a number, timespan or datetime, found string"),
+        # `==`/`!=`: Kusto.Language takes any scalars, the ADX engine refuses ("Cannot compare
+        # values of types string and long. Try adding explicit casts")
+        (
+            "T | where b == 1",
+            "The operator '==' is not defined for the operand types string and long.",
+        ),
+        ("print now() != '2020-01-01'", "operand types datetime and string"),
+        ("default | where duration == 5", "operand types timespan and long"),
+        (
+            "T | where a in ('x', 'y')",
+            "The operator 'in' is not defined for the operand types long",
+        ),
+        (
+            "T | where b !in (1, 2)",
+            "The operator '!in' is not defined for the operand types string",
+        ),
+        ('let f = (a:int) { a }; print f("x")', "Argument 'a' of f(): expected int, found string"),
         ("T | summarize avg(b)", "The function 'avg' is not compatible with arguments (string)."),
         ("print coalesce(1, 'a')", "No common type can be determined from the arguments"),
         ("print max_of(1, true)", "No common type can be determined from the arguments"),
         ("print min_of(now(), 1d)", "No common type can be determined from the arguments"),
+        # Kusto.Language takes any iff/case values; ADX does not ("All then arguments and the
+        # else argument must be of the same type")
+        ("print iff(true, 1, 'a')", "arguments of iff() (long, string)"),
+        ("print case(true, 'a', false, 2, 'c')", "arguments of case() (string, long, string)"),
     ],
 )
 def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> None:
@@ -338,14 +359,17 @@ def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> Non
         "default | where attributes.started > ago(1h)",  # lenient where Kusto.Language is not
         "default | where timestamp > ago(1h) and duration >= 1s and severity_number >= 17",
         "print true > 0, 1.5 < 2, decimal(1) <= 2",  # numbers and bools order together
-        "T | where b == 1",  # `==` takes any scalars (Kusto accepts it statically)
+        "T | where a == 1.5 and b != 'x' and a != decimal(2)",  # numbers with each other
+        "default | where attributes.code == 500 and resource.ok != true",  # dynamic: any
+        "T | where a in (1, 2.5) and b in ('x') and attributes.code in (500, 501)",
         "T | summarize count(a), countif(a > 0), max(b), make_list(b)",
         "print toupper(1), split(1, ',')",  # Kusto converts these arguments
         'default | search "error" and ("payment" or "timeout")',  # search terms are conditions
         'search "denied" or body has "x"',
         "print coalesce(int(null), 1, 2.5, decimal(1)), max_of(true, false), min_of('a', 'b')",
         "default | extend code = coalesce(attributes.code, 0)",  # dynamic with anything
-        "print iff(true, 1, 'a')",  # iff's branches are CommonScalarOrDynamic: Kusto takes it
+        "print iff(true, 1, 2.5), case(false, 1, true, decimal(2), int(3))",  # numbers mix
+        "print iff(true, dynamic(1), 'a'), case(false, 'a', dynamic(null))",  # dynamic: any
     ],
 )
 def test_operands_kusto_accepts_still_bind(query: str) -> None:

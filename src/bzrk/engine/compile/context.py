@@ -288,11 +288,7 @@ class CompileContext:
             if param.type == "table":
                 bound[param.name] = self.tabular(arg)
             else:
-                value = ExprCompiler(self.scope()).compile(arg)
-                if param.type and param.type not in ("dynamic", "") and value.type != param.type:
-                    with contextlib.suppress(KeyError):
-                        value = cast_to(value, normalize_kql_type(param.type))
-                bound[param.name] = value
+                bound[param.name] = _as_declared(param, ExprCompiler(self.scope()).compile(arg))
         return bound
 
     def inline_function(self, c: ExprCompiler, node: K.Call, fn: UserFunction) -> Typed:
@@ -308,7 +304,8 @@ class CompileContext:
         params = list(fn.params)
         bound: dict[str, Any] = {}
         for param in fn.params:
-            bound[param.name] = c.compile(_argument(node, param, params, positional, named))
+            value = c.compile(_argument(node, param, params, positional, named))
+            bound[param.name] = _as_declared(param, value)
         key = (
             id(fn),
             tuple((name, id(v.sql), v.type) for name, v in bound.items()),
@@ -491,6 +488,14 @@ def absent_as_null(
     elif absent == "''":
         expr = T("nullIf({0}, '')", expr)
     return expr
+
+
+def _as_declared(param: K.Param, value: Typed) -> Typed:
+    """An argument as its parameter's declared type (``let f = (a:real) {a}; f(1)`` is 1.0)."""
+    if param.type and param.type not in ("dynamic", "") and value.type != param.type:
+        with contextlib.suppress(KeyError):
+            return cast_to(value, normalize_kql_type(param.type))
+    return value
 
 
 def _argument(

@@ -18,8 +18,11 @@ from bzrk.kql.binder.bound import BoundQuery, CallInfo
 from bzrk.kql.binder.call_rules import GRAPH_ONLY, check_shape
 from bzrk.kql.binder.typing_rules import (
     arithmetic_type,
+    assignable,
     between_defined,
     choose_signature,
+    common_arguments,
+    comparable,
     expected_words,
     first_mismatch,
     lacks_common_type,
@@ -426,7 +429,11 @@ class Binder:
                 e.left.span
             )
         for item in e.items:
-            self.bind(item, Ctx(row=None) if _is_tabular_syntax(item) else ctx)
+            tabular = _is_tabular_syntax(item)
+            value = self.bind(item, Ctx(row=None) if tabular else ctx)
+            if not tabular and isinstance(value, str) and not comparable(left, value):
+                # `n in ("a")` over a long: ADX compares as `==` does
+                raise operator_not_defined(e.op, left, value).at(item.span)
         if e.op.lower() in _MEMBERSHIP:
             _check_homogeneous_literals(e.items)
         return BOOL
@@ -529,7 +536,7 @@ class Binder:
                 f"Argument '{param.name}' of {name}()", expected_words(param), arg_types[i]
             ).at(e.args[i].span)
         if lacks_common_type(sig, arg_types):
-            raise no_common_type(name, arg_types).at(e.span)
+            raise no_common_type(name, common_arguments(sig, arg_types)).at(e.span)
         # a `typeof(t)` argument stands for the type it names when it decides the result type
         value_types = [
             a.type if isinstance(a, s.TypeOf) and not a.type.startswith("(") else t
@@ -600,6 +607,7 @@ class Binder:
         if self.call_depth > 64:
             raise too_deep().at(site.span)
         expressions = _padded(given, input_schema)
+        _check_arguments(sym, given_types, expressions)
         key = (
             sym,
             *(_argument_key(self, v, a) for v, a in zip(given_types, expressions, strict=True)),
@@ -650,6 +658,24 @@ class Binder:
         finally:
             self.scopes = saved
             self.call_depth -= 1
+
+
+def _check_arguments(
+    sym: UserFunctionSymbol, values: list[Value], expressions: list[s.Expr | None]
+) -> None:
+    """Each scalar argument of a user function call fits its parameter's declared type (by
+    position, or by name for ``f(c=7)``); ADX refuses ``f("x")`` for ``(a:int)``."""
+    params = sym.declaration.params
+    by_name = {p.name: p for p in params}
+    for position, (value, expr) in enumerate(zip(values, expressions, strict=True)):
+        if not isinstance(value, str) or expr is None:
+            continue
+        param = by_name.get(expr.name) if isinstance(expr, s.NamedArg) else None
+        if param is None and not isinstance(expr, s.NamedArg) and position < len(params):
+            param = params[position]
+        if param is not None and not assignable(param.type, value):
+            what = f"Argument '{param.name}' of {sym.name}()"
+            raise type_mismatch(what, param.type, value).at(expr.span)
 
 
 def _padded(given: list[s.Expr], input_schema: TableSchema | None) -> list[s.Expr | None]:

@@ -222,13 +222,15 @@ def _join_keys(
             b.bound.symbols[e] = ColumnSymbol(e.name, col.type if col else UNKNOWN)
             b.bound.types[e] = col.type if col else UNKNOWN
             same.append(e.name)
+        elif isinstance(e, s.Binary) and e.op == "==":
+            # `$left.a == $right.b`: a key pair, worded as one (KS242), not as an operator
+            lt, rt = b.scalar(e.left, ctx), b.scalar(e.right, ctx)
+            if not _same_key_type(lt, rt):
+                name = s.dotted_name(e.left) or "key"
+                raise join_key_types(name, lt, rt, "KS242").at(e.span)
+            b.bound.types[e] = BOOL
         else:
             b.scalar(e, ctx)
-            if isinstance(e, s.Binary) and e.op == "==":
-                lt, rt = b.bound.types.get(e.left, UNKNOWN), b.bound.types.get(e.right, UNKNOWN)
-                if not _same_key_type(lt, rt):
-                    name = s.dotted_name(e.left) or "key"
-                    raise join_key_types(name, lt, rt, "KS242").at(e.span)
     return same
 
 

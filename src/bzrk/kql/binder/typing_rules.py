@@ -36,6 +36,7 @@ def arithmetic_type(op: str, left: str, right: str) -> str | None:
 
 
 _ORDERING = frozenset({"<", "<=", ">", ">="})
+_EQUALITY = frozenset({"==", "!=", "<>"})
 _LOGICAL = frozenset({"and", "or"})
 _ORDERED_NUMBERS = NUMERIC_TYPES | {BOOL}
 # Operators over text: both operands a string (or dynamic), each also negated with `!`
@@ -45,10 +46,11 @@ _TEXT_OPERANDS = frozenset({STRING, DYNAMIC})
 
 
 def operator_defined(op: str, left: str, right: str) -> bool:
-    """Whether KQL defines the ordering (``<`` ``<=`` ``>`` ``>=``), logical (``and`` ``or``)
-    or text (``has``, ``contains``, ``=~``, ``matches regex``, …) operator ``op`` for these
-    operand types (Kusto.Language's signatures: numbers and bools with each other, a datetime or
-    timespan with its own kind; ``and``/``or`` over bools; text operators over strings). Other
+    """Whether KQL defines the equality (``==`` ``!=``), ordering (``<`` ``<=`` ``>`` ``>=``),
+    logical (``and`` ``or``) or text (``has``, ``contains``, ``=~``, ``matches regex``, …)
+    operator ``op`` for these operand types (Kusto.Language's signatures: numbers and bools
+    with each other, a datetime or timespan with its own kind; ``and``/``or`` over bools; text
+    operators over strings; equality as the ADX engine has it, :func:`comparable`). Other
     operators are not checked here. A dynamic operand is accepted with any type, where
     Kusto.Language asks for a number or a dynamic: OTel attributes are dynamic, and comparing
     one with ``ago(1h)`` is the engine's conversion to make, not a query error."""
@@ -58,11 +60,32 @@ def operator_defined(op: str, left: str, right: str) -> bool:
         return left in _TEXT_OPERANDS and right in _TEXT_OPERANDS
     if op in _LOGICAL:
         return left in (BOOL, DYNAMIC) and right in (BOOL, DYNAMIC)
+    if op in _EQUALITY:
+        return comparable(left, right)
     if op not in _ORDERING or DYNAMIC in (left, right):
         return True
     if left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS:
         return True
     return left == right and left in (DATETIME, TIMESPAN)
+
+
+def comparable(left: str, right: str) -> bool:
+    """Whether ADX compares values of these types with ``==``/``!=``. Kusto.Language accepts
+    any pair; the engine refuses others ("Cannot compare values of types long and string. Try
+    adding explicit casts"): numbers and bools with each other, a type with itself, and a
+    dynamic with anything (an OTel attribute is dynamic: ``attributes.code == 500``)."""
+    if UNKNOWN in (left, right) or DYNAMIC in (left, right) or left == right:
+        return True
+    return left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS
+
+
+def assignable(declared: str, given: str) -> bool:
+    """Whether an argument of type ``given`` goes to a user function's parameter declared
+    ``declared`` (``let f = (a:int) {...}``): the same type, or a number for a number (a long
+    literal for an ``int``), or a dynamic either way; ADX refuses ``f("x")`` for ``a:int``."""
+    if UNKNOWN in (declared, given) or DYNAMIC in (declared, given) or declared == given:
+        return True
+    return declared in _ORDERED_NUMBERS and given in _ORDERED_NUMBERS
 
 
 def between_defined(value: str, low: str, high: str) -> bool:
@@ -199,9 +222,10 @@ def first_mismatch(
 
 
 # Parameter kinds whose arguments must share one type (Kusto.Language's KS232 otherwise):
-# coalesce's CommonScalar, max_of/min_of's CommonOrderable. iff/case's CommonScalarOrDynamic
-# take anything.
-_STRICT_COMMON_KINDS = frozenset({"CommonScalar", "CommonOrderable"})
+# coalesce's CommonScalar, max_of/min_of's CommonOrderable, and iff/case's
+# CommonScalarOrDynamic, which Kusto.Language takes with any types but ADX does not ("All then
+# arguments and the else argument must be of the same type", the case() reference).
+_STRICT_COMMON_KINDS = frozenset({"CommonScalar", "CommonOrderable", "CommonScalarOrDynamic"})
 
 
 def lacks_common_type(sig: Signature, args: list[str]) -> bool:
@@ -211,12 +235,14 @@ def lacks_common_type(sig: Signature, args: list[str]) -> bool:
     A dynamic argument is accepted with any type (an OTel attribute is dynamic:
     ``coalesce(attributes.code, 0)``), which Kusto.Language refuses.
     """
-    typed = {
-        a
-        for p, a in zip(sig.param_for(len(args)), args, strict=False)
-        if p.type_kind in _STRICT_COMMON_KINDS and a not in (UNKNOWN, DYNAMIC)
-    }
+    typed = {a for a in common_arguments(sig, args) if a not in (UNKNOWN, DYNAMIC)}
     return len(typed) > 1 and not typed <= NUMERIC_TYPES
+
+
+def common_arguments(sig: Signature, args: list[str]) -> list[str]:
+    """The types of the arguments that must share one (``case``'s values, not its predicates)."""
+    params = sig.param_for(len(args))
+    return [a for p, a in zip(params, args, strict=False) if p.type_kind in _STRICT_COMMON_KINDS]
 
 
 def expected_words(param: Parameter) -> str:
