@@ -428,10 +428,11 @@ class Binder:
             raise type_mismatch(f"The left operand of {e.op}", "string or dynamic", left).at(
                 e.left.span
             )
+        compares = e.op.lower() in ("in", "!in")  # `has_any` and `in~` take any values as text
         for item in e.items:
             tabular = _is_tabular_syntax(item)
             value = self.bind(item, Ctx(row=None) if tabular else ctx)
-            if not tabular and isinstance(value, str) and not comparable(left, value):
+            if compares and not tabular and isinstance(value, str) and not comparable(left, value):
                 # `n in ("a")` over a long: ADX compares as `==` does
                 raise operator_not_defined(e.op, left, value).at(item.span)
         if e.op.lower() in _MEMBERSHIP:
