@@ -333,6 +333,8 @@ def test_union_wildcards_match_the_querys_own_views() -> None:
             "The operator '!in' is not defined for the operand types string",
         ),
         ('let f = (a:int) { a }; print f("x")', "Argument 'a' of f(): expected int, found string"),
+        ('datatable(a:int)["x"]', "A value of column 'a': expected int, found string"),
+        ("datatable(a:string, t:datetime)['x', 1]", "column 't': expected datetime, found long"),
         ("T | summarize avg(b)", "The function 'avg' is not compatible with arguments (string)."),
         ("print coalesce(1, 'a')", "No common type can be determined from the arguments"),
         ("print max_of(1, true)", "No common type can be determined from the arguments"),
@@ -362,6 +364,7 @@ def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> Non
         "T | where a == 1.5 and b != 'x' and a != decimal(2)",  # numbers with each other
         "default | where attributes.code == 500 and resource.ok != true",  # dynamic: any
         "T | where a in (1, 2.5) and b in ('x') and attributes.code in (500, 501)",
+        "datatable(r:real, n:int, d:dynamic, s:string)[1, long(2), 'x', 's', 2.5, 3, 4, '']",
         "T | summarize count(a), countif(a > 0), max(b), make_list(b)",
         "print toupper(1), split(1, ',')",  # Kusto converts these arguments
         'default | search "error" and ("payment" or "timeout")',  # search terms are conditions

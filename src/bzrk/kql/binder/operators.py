@@ -14,7 +14,7 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.core import Binder, Ctx
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
-from bzrk.kql.binder.typing_rules import arithmetic_type, widest
+from bzrk.kql.binder.typing_rules import arithmetic_type, assignable, widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import (
     duplicate_column,
@@ -702,8 +702,16 @@ def _datatable(b: Binder, op: s.DataTable, input: TableSchema) -> TableSchema:
         if c.name in names:
             raise duplicate_column(c.name).at(c.span)
         names.add(c.name)
-    for v in op.values:
-        b.scalar(v, Ctx())
+    for i, v in enumerate(op.values):
+        value = b.scalar(v, Ctx())
+        if op.columns:
+            # a value of the column's type (a number for a number, anything for a dynamic):
+            # `datatable(a:int)["x"]` is an error in Kusto, not a row that fails when it runs
+            column = op.columns[i % len(op.columns)]
+            if not assignable(column.type, value):
+                raise type_mismatch(f"A value of column '{column.name}'", column.type, value).at(
+                    v.span
+                )
     if op.columns and len(op.values) % len(op.columns):
         raise wrong_data_count(len(op.columns), len(op.values)).at(op.span)
     return TableSchema(tuple(Column(c.name, c.type) for c in op.columns))
