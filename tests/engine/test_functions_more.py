@@ -457,12 +457,17 @@ def test_an_argument_of_another_kind_than_its_parameter_is_a_located_error(
 
 
 @pytest.mark.parametrize(
-    "expr", ["datetime(2020-01-01) + 200000d", "datetime_add('month', 5000, datetime(2020-01-01))"]
+    "expr",
+    [
+        "datetime(2020-01-01) + 200000d",
+        "datetime_add('month', 5000, datetime(2020-01-01))",
+        "datetime(9999-12-31)",
+    ],
 )
 def test_a_datetime_past_2299_is_an_overflow_error_that_says_the_range(
     chdb_backend: Any, expr: str
 ) -> None:
-    # ADX's datetimes run to 9999; ClickHouse's DateTime64 to 2299: said, not a decimal error
+    # ADX's datetimes end at 9999; ClickHouse's DateTime64 at 2299: said, not a decimal error
     with pytest.raises(QueryError) as info:
         execute_text(chdb_backend, f"print {expr}")
     assert info.value.error.code == "ArithmeticOverflow"

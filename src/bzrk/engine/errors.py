@@ -153,8 +153,8 @@ TOLD: dict[int, Told] = {
     407: Told(
         "ArithmeticOverflow",
         "Arithmetic overflow",
-        "a decimal or datetime computation overflowed (a datetime runs from 1900-01-01 to "
-        "2299-12-31 here; convert a decimal to real with todouble() to compute in real)",
+        "a decimal or datetime computation overflowed (a datetime ends at 2299-12-31 here, "
+        "where ADX's ends at 9999; convert a decimal to real with todouble() to compute in real)",
     ),
     62: _TOO_COMPLEX,  # SYNTAX_ERROR: the SQL of a query past ClickHouse's parser limits
     167: _TOO_COMPLEX,  # TOO_DEEP_AST
