@@ -169,3 +169,17 @@ def test_every_statement_error_is_reported() -> None:
         parse("let a = ; let b = 1 +; print a | where")
     errs = info.value.errors
     assert [e.location.start_column for e in errs if e.location] == [9, 22, 39]
+
+
+def test_a_bare_time_of_day_is_on_the_current_utc_day() -> None:
+    # Kusto reads datetime(8:05) as today at 08:05 (the docs' rolling-average example)
+    from datetime import UTC, datetime, timedelta
+
+    from bzrk.kql.literals import parse_datetime
+
+    ticks = parse_datetime("8:05")
+    assert ticks is not None
+    read = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=ticks // 10)
+    now = datetime.now(UTC)
+    assert (read.hour, read.minute) == (8, 5)
+    assert read.date() in (now.date(), (now - timedelta(minutes=1)).date())

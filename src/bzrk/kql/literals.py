@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from datetime import UTC, datetime
 from email.utils import parsedate_tz
 
 from bzrk.kql.diagnostics import bad_literal
@@ -70,8 +71,10 @@ def parse_datetime(text: str) -> int | None:
                 round((secs % 1) * 1e7),
             )
         clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", t)
-        if clock:  # a bare time of day: taken on 1970-01-01 (Kusto uses the current day)
-            return datetime_ticks(1970, 1, 1, int(clock[1]), int(clock[2]), int(clock[3] or 0))
+        if clock:  # a bare time of day is on the current UTC day, as in Kusto
+            today = datetime.now(UTC).date()
+            hms = int(clock[1]), int(clock[2]), int(clock[3] or 0)
+            return datetime_ticks(today.year, today.month, today.day, *hms)
         us = re.fullmatch(
             r"(\d{1,2})[-/](\d{1,2})[-/](\d{4})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?)?", t
         )
