@@ -73,6 +73,7 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | render timechart with (xcolumn=nope)", "KS142"),
         (f"{T} | reduce by v", "KS141"),
         (f"{T} | union kind=foo ({T})", "KS005"),
+        (f"{T} | extend d = dynamic([1]) | mv-expand bagexpansion=foo d", "KS005"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:

@@ -365,6 +365,10 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
 
 
 def _mv_expand_cols(b: Binder, op: s.MvExpand | s.MvApply, input: TableSchema) -> TableSchema:
+    for name in ("bagexpansion", "kind"):  # `mv-expand bagexpansion=foo`: Kusto's KS005
+        value = _param(op.params, name, "bag")
+        if value not in ("bag", "array"):
+            raise invalid_parameter(name, value, "bag or array").at(op.span)
     cols = list(input.columns)
     index = {c.name: i for i, c in enumerate(cols)}
     for item in op.items:
