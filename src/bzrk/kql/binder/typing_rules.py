@@ -222,10 +222,10 @@ def first_mismatch(
 
 
 # Parameter kinds whose arguments must share one type (Kusto.Language's KS232 otherwise):
-# coalesce's CommonScalar, max_of/min_of's CommonOrderable, and iff/case's
-# CommonScalarOrDynamic, which Kusto.Language takes with any types but ADX does not ("All then
-# arguments and the else argument must be of the same type", the case() reference).
-_STRICT_COMMON_KINDS = frozenset({"CommonScalar", "CommonOrderable", "CommonScalarOrDynamic"})
+# coalesce's CommonScalar, max_of/min_of's CommonOrderable. iff/case's CommonScalarOrDynamic
+# take values of any types (Kusto.Language types a mix `dynamic`, modelling the engine,
+# though the case() reference asks for one type).
+_STRICT_COMMON_KINDS = frozenset({"CommonScalar", "CommonOrderable"})
 
 
 def lacks_common_type(sig: Signature, args: list[str]) -> bool:
