@@ -350,6 +350,12 @@ def test_operands_kusto_rejects_are_type_errors(query: str, message: str) -> Non
     assert info.value.location is not None
 
 
+def test_an_equality_of_two_types_says_to_cast() -> None:
+    with pytest.raises(KqlError) as info:
+        analyze("T | where b == 1", G)
+    assert "Try adding explicit casts" in info.value.message
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -280,12 +280,10 @@ def wrong_data_count(columns: int, values: int) -> KqlError:
 def operator_not_defined(op: str, *operands: str) -> KqlError:
     """Kusto.Language's KS106 for an operator without a signature for these operand types."""
     types = ", ".join(operands[:-1]) + f" and {operands[-1]}"
-    return KqlError(
-        "TypeMismatch",
-        "Type mismatch",
-        f"The operator '{op}' is not defined for the operand types {types}.",
-        "KS106",
-    )
+    message = f"The operator '{op}' is not defined for the operand types {types}."
+    if op.lower() in ("==", "!=", "<>", "in", "!in"):
+        message += " Try adding explicit casts (tostring(), tolong(), todatetime(), …)."
+    return KqlError("TypeMismatch", "Type mismatch", message, "KS106")
 
 
 def unknown_visualization(chart: str) -> KqlError:
