@@ -175,25 +175,35 @@ def batch_stats(otlp_http: str) -> dict[str, float]:
     return out
 
 
-def table_bytes(data_dir: Path) -> tuple[int, int, int]:
-    """Rows and bytes of the table's parts as ingest left them, then bytes once merged into one
-    part (``OPTIMIZE … FINAL``): the size the data settles at, whatever merges were pending."""
+def table_bytes(data_dir: Path, settle_s: float = 60) -> tuple[int, int, int, int]:
+    """Rows and bytes of the table's parts as ingest left them; bytes once the background
+    merges have settled (no merge running and the part count unchanged for 3 s, at most
+    ``settle_s``): what a running server keeps on disk; and bytes once merged into one part
+    (``OPTIMIZE … FINAL``): the least the data can take."""
     script = (
-        "import chdb, sys\n"
+        "import chdb, sys, time\n"
         "c = chdb.connect(sys.argv[1])\n"
-        'q = "SELECT sum(rows), sum(bytes_on_disk) FROM system.parts '
-        "WHERE database = 'bzrk_default' AND table = 'default' AND active\"\n"
+        "w = \"database = 'bzrk_default' AND table = 'default'\"\n"
+        'q = f"SELECT sum(rows), sum(bytes_on_disk) FROM system.parts WHERE {w} AND active"\n'
+        "print(c.query(q, 'TSV'))\n"
+        "deadline, last, still = time.monotonic() + float(sys.argv[2]), None, 0.0\n"
+        "while time.monotonic() < deadline and still < 3:\n"
+        "    time.sleep(0.5)\n"
+        '    parts = str(c.query(f"SELECT count() FROM system.parts WHERE {w} AND active", "TSV"))\n'
+        '    busy = int(str(c.query(f"SELECT count() FROM system.merges WHERE {w}", "TSV")))\n'
+        "    still = still + 0.5 if (parts == last and not busy) else 0.0\n"
+        "    last = parts\n"
         "print(c.query(q, 'TSV'))\n"
         "c.query('OPTIMIZE TABLE bzrk_default.default FINAL')\n"
         "print(c.query(q, 'TSV'))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script, str(data_dir / "clickhouse")],
+        [sys.executable, "-c", script, str(data_dir / "clickhouse"), str(settle_s)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    return int(out[0]), int(out[1]), int(out[3])
+    return int(out[0]), int(out[1]), int(out[3]), int(out[5])
 
 
 def main() -> None:
@@ -232,7 +242,7 @@ def main() -> None:
         load_after = os.getloadavg()[0]
     finally:
         server.stop()
-    rows, size, merged_size = table_bytes(data_dir)
+    rows, size, settled_size, merged_size = table_bytes(data_dir)
     result = {
         "records_acked": acked,
         "seconds": round(elapsed, 2),
@@ -247,6 +257,7 @@ def main() -> None:
         "rows_on_disk": rows,
         "bytes_on_disk": size,
         "bytes_per_record": round(size / rows, 1) if rows else None,
+        "bytes_per_record_settled": round(settled_size / rows, 1) if rows else None,
         "bytes_per_record_merged": round(merged_size / rows, 1) if rows else None,
         "inserts": int(batches["inserts"]),
         "rows_per_insert": round(batches["rows"] / batches["inserts"])
