@@ -74,6 +74,11 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | reduce by v", "KS141"),
         (f"{T} | union kind=foo ({T})", "KS005"),
         (f"{T} | extend d = dynamic([1]) | mv-expand bagexpansion=foo d", "KS005"),
+        (f"{T} | summarize hint.strategy=foo count() by v", "KS005"),
+        (f"{T} | join hint.strategy=foo ({T}) on v", "KS005"),
+        (f"{T} | distinct v, v", "KS171"),
+        (f"{T} | summarize y = count(), y = sum(v)", "KS171"),
+        (f"{T} | summarize v = count() by v", "KS171"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:

@@ -181,7 +181,16 @@ def _project_reorder(b: Binder, op: s.ProjectReorder, input: TableSchema) -> Tab
     return TableSchema(tuple(first + rest), input.raw, input.opaque)
 
 
+def _check_strategy(params: tuple[s.OperatorParam, ...], allowed: tuple[str, ...]) -> None:
+    """`hint.strategy=` names one of the operator's strategies (Kusto's KS005)."""
+    strategy = _param(params, "hint.strategy", allowed[0])
+    if strategy not in allowed:
+        span = next(p.span for p in params if p.name == "hint.strategy")
+        raise invalid_parameter("hint.strategy", strategy, ", ".join(allowed)).at(span)
+
+
 def _summarize(b: Binder, op: s.Summarize, input: TableSchema) -> TableSchema:
+    _check_strategy(op.params, ("shuffle",))
     for p in op.params:
         # `hint.strategy=shuffle`, `hint.budget=max`: a bare name is the value itself
         if not isinstance(p.value, s.NameRef):
@@ -199,6 +208,12 @@ def _distinct(b: Binder, op: s.Distinct, input: TableSchema) -> TableSchema:
     if len(op.items) == 1 and isinstance(op.items[0], s.Star):
         return TableSchema(input.columns, False, input.opaque)
     items = tuple(s.NamedExpr(e.span, (), e) for e in op.items)
+    seen: set[str] = set()
+    for e in op.items:  # `distinct x, x`: Kusto's KS171
+        if isinstance(e, s.NameRef):
+            if e.name in seen:
+                raise duplicate_column(e.name).at(e.span)
+            seen.add(e.name)
     cols = bind_items(b, items, input, mode="by")
     for item in items:  # the engine looks names up by the distinct expression itself
         b.bound.names[item.expr] = b.bound.names.pop(item)
@@ -254,6 +269,7 @@ def _param(op_params: tuple[s.OperatorParam, ...], name: str, default: str) -> s
 
 
 def _join(b: Binder, op: s.Join, input: TableSchema) -> TableSchema:
+    _check_strategy(op.params, ("auto", "broadcast", "centralized", "shuffle"))
     right = b.tabular(op.right, Ctx())
     keys = _join_keys(b, op.on, input, right)
     kind = _param(op.params, "kind", "innerunique")

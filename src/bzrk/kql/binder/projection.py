@@ -194,6 +194,9 @@ def bind_aggregates(
             generated = renamed + generated[len(item.names) :]
         final: list[Column] = []
         for c in generated:
+            if item.names and c.name in item.names and c.name in produced:
+                # `summarize y = count(), y = sum(1)`, `summarize x = count() by x`: KS171
+                raise duplicate_column(c.name).at(item.span)
             name = c.name if item.names and c.name in item.names else unique_name(c.name, produced)
             produced.add(name)
             final.append(Column(name, c.type))
