@@ -79,6 +79,8 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | distinct v, v", "KS171"),
         (f"{T} | summarize y = count(), y = sum(v)", "KS171"),
         (f"{T} | summarize v = count() by v", "KS171"),
+        ("range x from 1 to 10 step 0", "KS140"),
+        (f"{T} | lookup kind=foo ({T}) on v", "KS005"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:

@@ -379,5 +379,5 @@ def aggregate_outside_summarize(name: str) -> KqlError:
     )
 
 
-def invalid_argument(message: str) -> KqlError:
-    return KqlError("InvalidArgument", "Invalid argument", message, "KS110")
+def invalid_argument(message: str, kusto_code: str = "KS110") -> KqlError:
+    return KqlError("InvalidArgument", "Invalid argument", message, kusto_code)

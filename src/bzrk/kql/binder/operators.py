@@ -18,6 +18,7 @@ from bzrk.kql.binder.typing_rules import arithmetic_type, assignable, widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import (
     duplicate_column,
+    invalid_argument,
     invalid_parameter,
     join_key_types,
     operator_not_defined,
@@ -288,6 +289,9 @@ def _join(b: Binder, op: s.Join, input: TableSchema) -> TableSchema:
 
 
 def _lookup(b: Binder, op: s.Lookup, input: TableSchema) -> TableSchema:
+    kind = _param(op.params, "kind", "leftouter")
+    if kind not in ("inner", "leftouter"):  # `lookup kind=foo`: Kusto's KS005
+        raise invalid_parameter("kind", kind, "inner, leftouter").at(op.span)
     right = b.tabular(op.right, Ctx())
     keys = set(_join_keys(b, op.on, input, right))
     for e in op.on:
@@ -707,6 +711,8 @@ def _range(b: Binder, op: s.Range, input: TableSchema) -> TableSchema:
             raise type_mismatch(
                 f"The {what} value of range", "a number, timespan or datetime", typ, "KS138"
             ).at(expr.span)
+    if isinstance(op.step, s.Literal) and op.step.value == 0:  # `step 0`: Kusto's KS140
+        raise invalid_argument("The step of range must not be 0.", "KS140").at(op.step.span)
     # `from 1h to 2h step 1`: a step that cannot be added to the bounds (Kusto checks it only
     # when both bounds have one type: `from datetime(…) to 10 step 1` runs)
     if t == end and arithmetic_type("+", t, step) is None:
