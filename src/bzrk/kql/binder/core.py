@@ -18,11 +18,10 @@ from bzrk.kql.binder.bound import BoundQuery, CallInfo
 from bzrk.kql.binder.call_rules import GRAPH_ONLY, check_shape
 from bzrk.kql.binder.typing_rules import (
     arithmetic_type,
-    assignable,
     between_defined,
     choose_signature,
     common_arguments,
-    comparable,
+    compatible,
     expected_words,
     first_mismatch,
     lacks_common_type,
@@ -432,7 +431,7 @@ class Binder:
         for item in e.items:
             tabular = _is_tabular_syntax(item)
             value = self.bind(item, Ctx(row=None) if tabular else ctx)
-            if compares and not tabular and isinstance(value, str) and not comparable(left, value):
+            if compares and not tabular and isinstance(value, str) and not compatible(left, value):
                 # `n in ("a")` over a long: ADX compares as `==` does
                 raise operator_not_defined(e.op, left, value).at(item.span)
         if e.op.lower() in _MEMBERSHIP:
@@ -674,7 +673,7 @@ def _check_arguments(
         param = by_name.get(expr.name) if isinstance(expr, s.NamedArg) else None
         if param is None and not isinstance(expr, s.NamedArg) and position < len(params):
             param = params[position]
-        if param is not None and not assignable(param.type, value):
+        if param is not None and not compatible(param.type, value):
             what = f"Argument '{param.name}' of {sym.name}()"
             raise type_mismatch(what, param.type, value).at(expr.span)
 

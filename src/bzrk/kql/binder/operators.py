@@ -14,7 +14,7 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.core import Binder, Ctx
 from bzrk.kql.binder.naming import expression_name, unique_name
 from bzrk.kql.binder.projection import bind_aggregates, bind_items
-from bzrk.kql.binder.typing_rules import arithmetic_type, assignable, widest
+from bzrk.kql.binder.typing_rules import arithmetic_type, compatible, widest
 from bzrk.kql.catalog import EXTRA_PLUGINS, PLUGINS
 from bzrk.kql.diagnostics import (
     duplicate_column,
@@ -182,16 +182,18 @@ def _project_reorder(b: Binder, op: s.ProjectReorder, input: TableSchema) -> Tab
     return TableSchema(tuple(first + rest), input.raw, input.opaque)
 
 
-def _check_strategy(params: tuple[s.OperatorParam, ...], allowed: tuple[str, ...]) -> None:
-    """`hint.strategy=` names one of the operator's strategies (Kusto's KS005)."""
-    strategy = _param(params, "hint.strategy", allowed[0])
-    if strategy not in allowed:
-        span = next(p.span for p in params if p.name == "hint.strategy")
-        raise invalid_parameter("hint.strategy", strategy, ", ".join(allowed)).at(span)
+def _check_choice(params: tuple[s.OperatorParam, ...], name: str, *allowed: str) -> str:
+    """The value of the operator parameter ``name`` (the first of ``allowed`` when absent),
+    one of ``allowed`` (`union kind=foo`, `hint.strategy=foo`: Kusto's KS005)."""
+    value = _param(params, name, allowed[0])
+    if value not in allowed:
+        span = next(p.span for p in params if p.name == name)
+        raise invalid_parameter(name, value, ", ".join(allowed)).at(span)
+    return value
 
 
 def _summarize(b: Binder, op: s.Summarize, input: TableSchema) -> TableSchema:
-    _check_strategy(op.params, ("shuffle",))
+    _check_choice(op.params, "hint.strategy", "shuffle")
     for p in op.params:
         # `hint.strategy=shuffle`, `hint.budget=max`: a bare name is the value itself
         if not isinstance(p.value, s.NameRef):
@@ -270,7 +272,7 @@ def _param(op_params: tuple[s.OperatorParam, ...], name: str, default: str) -> s
 
 
 def _join(b: Binder, op: s.Join, input: TableSchema) -> TableSchema:
-    _check_strategy(op.params, ("auto", "broadcast", "centralized", "shuffle"))
+    _check_choice(op.params, "hint.strategy", "auto", "broadcast", "centralized", "shuffle")
     right = b.tabular(op.right, Ctx())
     keys = _join_keys(b, op.on, input, right)
     kind = _param(op.params, "kind", "innerunique")
@@ -289,9 +291,7 @@ def _join(b: Binder, op: s.Join, input: TableSchema) -> TableSchema:
 
 
 def _lookup(b: Binder, op: s.Lookup, input: TableSchema) -> TableSchema:
-    kind = _param(op.params, "kind", "leftouter")
-    if kind not in ("inner", "leftouter"):  # `lookup kind=foo`: Kusto's KS005
-        raise invalid_parameter("kind", kind, "inner, leftouter").at(op.span)
+    _check_choice(op.params, "kind", "leftouter", "inner")
     right = b.tabular(op.right, Ctx())
     keys = set(_join_keys(b, op.on, input, right))
     for e in op.on:
@@ -371,9 +371,7 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
     schemas.extend(_input_schemas(b, op.tables, fuzzy))
     if not schemas:
         return EMPTY_SCHEMA
-    kind = _param(op.params, "kind", "outer")
-    if kind not in ("inner", "outer"):  # `union kind=foo`: Kusto's KS005
-        raise invalid_parameter("kind", kind, "inner or outer").at(op.span)
+    kind = _check_choice(op.params, "kind", "outer", "inner")
     cols = _union_schemas(schemas, kind)
     source = _param(op.params, "withsource", "")
     for p in op.params:
@@ -385,10 +383,8 @@ def _union(b: Binder, op: s.Union, input: TableSchema | None) -> TableSchema:
 
 
 def _mv_expand_cols(b: Binder, op: s.MvExpand | s.MvApply, input: TableSchema) -> TableSchema:
-    for name in ("bagexpansion", "kind"):  # `mv-expand bagexpansion=foo`: Kusto's KS005
-        value = _param(op.params, name, "bag")
-        if value not in ("bag", "array"):
-            raise invalid_parameter(name, value, "bag or array").at(op.span)
+    for name in ("bagexpansion", "kind"):
+        _check_choice(op.params, name, "bag", "array")
     cols = list(input.columns)
     index = {c.name: i for i, c in enumerate(cols)}
     for item in op.items:
@@ -734,7 +730,7 @@ def _datatable(b: Binder, op: s.DataTable, input: TableSchema) -> TableSchema:
             # a value of the column's type (a number for a number, anything for a dynamic):
             # `datatable(a:int)["x"]` is an error in Kusto, not a row that fails when it runs
             column = op.columns[i % len(op.columns)]
-            if not assignable(column.type, value):
+            if not compatible(column.type, value):
                 raise type_mismatch(f"A value of column '{column.name}'", column.type, value).at(
                     v.span
                 )

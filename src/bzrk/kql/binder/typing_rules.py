@@ -50,7 +50,7 @@ def operator_defined(op: str, left: str, right: str) -> bool:
     logical (``and`` ``or``) or text (``has``, ``contains``, ``=~``, ``matches regex``, …)
     operator ``op`` for these operand types (Kusto.Language's signatures: numbers and bools
     with each other, a datetime or timespan with its own kind; ``and``/``or`` over bools; text
-    operators over strings; equality as the ADX engine has it, :func:`comparable`). Other
+    operators over strings; equality as the ADX engine has it, :func:`compatible`). Other
     operators are not checked here. A dynamic operand is accepted with any type, where
     Kusto.Language asks for a number or a dynamic: OTel attributes are dynamic, and comparing
     one with ``ago(1h)`` is the engine's conversion to make, not a query error."""
@@ -61,7 +61,7 @@ def operator_defined(op: str, left: str, right: str) -> bool:
     if op in _LOGICAL:
         return left in (BOOL, DYNAMIC) and right in (BOOL, DYNAMIC)
     if op in _EQUALITY:
-        return comparable(left, right)
+        return compatible(left, right)
     if op not in _ORDERING or DYNAMIC in (left, right):
         return True
     if left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS:
@@ -69,23 +69,16 @@ def operator_defined(op: str, left: str, right: str) -> bool:
     return left == right and left in (DATETIME, TIMESPAN)
 
 
-def comparable(left: str, right: str) -> bool:
-    """Whether ADX compares values of these types with ``==``/``!=``. Kusto.Language accepts
-    any pair; the engine refuses others ("Cannot compare values of types long and string. Try
-    adding explicit casts"): numbers and bools with each other, a type with itself, and a
-    dynamic with anything (an OTel attribute is dynamic: ``attributes.code == 500``)."""
+def compatible(left: str, right: str) -> bool:
+    """Whether values of these types meet where ADX asks for one type and Kusto.Language takes
+    any: the operands of ``==``/``!=``/``in`` ("Cannot compare values of types long and string.
+    Try adding explicit casts"), an argument and its user function parameter's declared type
+    (``let f = (a:int) {…}; f("x")``), a datatable value and its column. Numbers and bools go
+    with each other, a type with itself, and a dynamic with anything (an OTel attribute is
+    dynamic: ``attributes.code == 500``)."""
     if UNKNOWN in (left, right) or DYNAMIC in (left, right) or left == right:
         return True
     return left in _ORDERED_NUMBERS and right in _ORDERED_NUMBERS
-
-
-def assignable(declared: str, given: str) -> bool:
-    """Whether an argument of type ``given`` goes to a user function's parameter declared
-    ``declared`` (``let f = (a:int) {...}``): the same type, or a number for a number (a long
-    literal for an ``int``), or a dynamic either way; ADX refuses ``f("x")`` for ``a:int``."""
-    if UNKNOWN in (declared, given) or DYNAMIC in (declared, given) or declared == given:
-        return True
-    return declared in _ORDERED_NUMBERS and given in _ORDERED_NUMBERS
 
 
 def between_defined(value: str, low: str, high: str) -> bool:
@@ -240,7 +233,7 @@ def lacks_common_type(sig: Signature, args: list[str]) -> bool:
 
 
 def common_arguments(sig: Signature, args: list[str]) -> list[str]:
-    """The types of the arguments that must share one (``case``'s values, not its predicates)."""
+    """The types of the arguments that must share one (of the strict kinds above)."""
     params = sig.param_for(len(args))
     return [a for p, a in zip(params, args, strict=False) if p.type_kind in _STRICT_COMMON_KINDS]
 
