@@ -365,3 +365,30 @@ def test_gateway_route_limits_are_the_services_own() -> None:
         assert limits.body_limit(path) == ADX, path
     assert limits.body_limit("/api/v1/admin/ingest-tokens") == 64 * 1024
     assert limits.body_limit("/some/ui/path") == limits.max_body_bytes
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("path", ["/query", "/mcp", "/v2/rest/query", "/api/v1/library/queries"])
+def test_a_refused_request_whose_body_comes_late_keeps_the_connection(
+    plain_dev_server: DevServer, path: str
+) -> None:
+    """A refusal sent before the body arrived (here a 401 for a wrong token) reads that body,
+    so the client's keep-alive connection answers its next request instead of hanging (httpx
+    sends the headers and the body in two writes; this was a flaky UI test)."""
+    import time
+
+    creds = plain_dev_server.credentials
+    netloc = urlsplit(creds["gateway"]).netloc
+    host, port = netloc.rsplit(":", 1)
+    body = json.dumps({"query": "print x = 1", "database": "default"}).encode()
+    discover = json.dumps(rpc_body("server/discover", rid=2)).encode()
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        request = _request(netloc, path, body, "not-a-token")
+        sock.sendall(request[: -len(body)])
+        time.sleep(0.3)
+        sock.sendall(body)
+        status, headers, _ = _read_response(sock)
+        assert status == 401
+        sock.sendall(_request(netloc, "/mcp", discover, creds["token"]))
+        status, _, answer = _read_response(sock)
+        assert status == 200, answer[:300]

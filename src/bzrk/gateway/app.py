@@ -197,6 +197,8 @@ class GatewayApp:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                if message["status"] >= 400 and not body.finished:
+                    message = await self._read_refused_body(scope, body, message)
             await send(message)
 
         try:
@@ -210,6 +212,22 @@ class GatewayApp:
         except BadRequestBody as exc:
             if not started:
                 await _json_error(400, "BadRequest", str(exc))(scope, receive, send)
+
+    async def _read_refused_body(
+        self, scope: Scope, body: RequestBody, start: Message
+    ) -> Message:
+        """Read the body of a request refused before it was read (bounded), so the HTTP/1.1
+        keep-alive connection carries the next request; past the bound, the answer closes it.
+
+        Without this, a refusal racing a body sent in a second write (as httpx sends one) left
+        the connection waiting for a body the server would never read.
+        """
+        if await body.drain(self.state.config.limits.max_drain_bytes):
+            return start
+        if not scope.get("http_version", "1.1").startswith("1"):
+            return start
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"connection"]
+        return {**start, "headers": [*headers, (b"connection", b"close")]}
 
     async def _too_large(
         self, scope: Scope, body: RequestBody, send: Send, limit: int, *, keep: bool
