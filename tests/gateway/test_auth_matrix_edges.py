@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import stat
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -375,8 +376,6 @@ def test_a_refused_request_whose_body_comes_late_keeps_the_connection(
     """A refusal sent before the body arrived (here a 401 for a wrong token) reads that body,
     so the client's keep-alive connection answers its next request instead of hanging (httpx
     sends the headers and the body in two writes; this was a flaky UI test)."""
-    import time
-
     creds = plain_dev_server.credentials
     netloc = urlsplit(creds["gateway"]).netloc
     host, port = netloc.rsplit(":", 1)
@@ -387,7 +386,7 @@ def test_a_refused_request_whose_body_comes_late_keeps_the_connection(
         sock.sendall(request[: -len(body)])
         time.sleep(0.3)
         sock.sendall(body)
-        status, headers, _ = _read_response(sock)
+        status, _, _ = _read_response(sock)
         assert status == 401
         sock.sendall(_request(netloc, "/mcp", discover, creds["token"]))
         status, _, answer = _read_response(sock)

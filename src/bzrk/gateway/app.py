@@ -213,9 +213,7 @@ class GatewayApp:
             if not started:
                 await _json_error(400, "BadRequest", str(exc))(scope, receive, send)
 
-    async def _read_refused_body(
-        self, scope: Scope, body: RequestBody, start: Message
-    ) -> Message:
+    async def _read_refused_body(self, scope: Scope, body: RequestBody, start: Message) -> Message:
         """Read the body of a request refused before it was read (bounded), so the HTTP/1.1
         keep-alive connection carries the next request; past the bound, the answer closes it.
 
