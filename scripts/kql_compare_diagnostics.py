@@ -2,7 +2,7 @@
 
 Two steps, with Kusto.Language (npm @kusto/language-service-next) as the oracle:
 
-    BZRK_SHARED_DIR=/work/shared python scripts/kql_compare_diagnostics.py generate q.jsonl
+    BZRK_SHARED_DIR=/work/shared python scripts/kql_compare_diagnostics.py generate q.jsonl [seed]
     (cd /work/scratch/kql-oracle && NODE_PATH=$PWD/node_modules \\
         node <repo>/scripts/kql_oracle_diagnostics.js q.jsonl oracle.jsonl)
     python scripts/kql_compare_diagnostics.py compare q.jsonl oracle.jsonl
@@ -135,6 +135,6 @@ def compare(queries: Path, oracle: Path, show: int = 8) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "generate":
-        generate(Path(sys.argv[2]))
+        generate(Path(sys.argv[2]), seed=int(sys.argv[3]) if len(sys.argv) > 3 else 7)
     else:
         compare(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 8)

@@ -81,6 +81,17 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         (f"{T} | summarize v = count() by v", "KS171"),
         ("range x from 1 to 10 step 0", "KS140"),
         (f"{T} | lookup kind=foo ({T}) on v", "KS005"),
+        # a literal dynamic array or bag is neither a number, a string nor the other shape
+        ("print x = atan2(dynamic([1]), 1)", "KS107"),
+        ("print x = round(dynamic({'a': 1}))", "KS107"),
+        ("print x = base64_decode_tostring(dynamic(['a']))", "KS107"),
+        ("print x = array_length(dynamic({}))", "KS107"),
+        ("print x = bag_merge(dynamic([1]), dynamic({}))", "KS107"),
+        # a string or array of strings; an integer or array of integers
+        ("print x = geo_from_wkt(true)", "KS107"),
+        ("print x = unicode_codepoints_to_string(1h)", "KS107"),
+        # countof's kind is normal or regex
+        ("print x = countof('abc', 'a', 'foo')", "KS140"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:
@@ -148,6 +159,13 @@ def test_graph_functions_exist_only_inside_graph_match() -> None:
         f"{T} | render Sankey",
         f"{T} | extend x = parse_json(s).level, y = todynamic(s)[0]",
         f"{T} | reduce by s | union kind=inner ({T})",
+        # a dynamic path feeds a typed function (the vendor's permissive mode); literals of
+        # the shape asked for, and arrays in a variadic function's repeated place, bind
+        f"{T} | extend x = atan2(d.a, 1), y = substring(d.p, 0, 2), z = round(d.n, 1)",
+        "print x = array_length(dynamic([1])), y = bag_keys(dynamic({'a': 1}))",
+        "print x = array_sort_asc(dynamic([2, 1]), dynamic(['b', 'a']))",
+        "print x = geo_from_wkt(dynamic(['POINT(1 2)'])), y = unicode_codepoints_to_string(65, 66)",
+        "print x = countof('abc', 'a', 'regex'), y = countof('abc', 'a', 'normal')",
     ],
 )
 def test_what_kusto_runs_still_binds(query: str) -> None:

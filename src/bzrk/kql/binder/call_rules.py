@@ -4,7 +4,7 @@ The catalogue (`kql/catalog/builtins.json`, from Kusto.Language) gives each para
 a repeat count; some functions add a rule on the shape of the whole argument list that the
 signature cannot say: `case` is predicate/value pairs and an else, `bag_pack` key/value pairs
 with string keys, `bag_pack_columns` names columns, and the graph functions exist only inside
-`graph-match`. Each rule here is Kusto.Language's (its code is on the error).
+`graph-match`, and `countof`'s kind is one of two words. Each rule here is Kusto.Language's (its code is on the error).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from bzrk.kql.diagnostics import (
     Span,
     argument_count_shape,
     column_name_expected,
+    invalid_argument,
     type_mismatch,
     wrong_argument_count,
 )
@@ -29,6 +30,10 @@ GRAPH_ONLY = frozenset(
 
 # Key/value builders: an even number (at least 2) of arguments, every key a string.
 _PAIRS = frozenset({"bag_pack", "pack", "pack_dictionary"})
+
+
+# Constant arguments that name one of a few words: (function, position) → the words.
+_CHOICES = {("countof", 2): ("normal", "regex")}
 
 
 def check_shape(name: str, args: Sequence[s.Expr], types: Sequence[str], span: Span) -> None:
@@ -52,3 +57,8 @@ def check_shape(name: str, args: Sequence[s.Expr], types: Sequence[str], span: S
         for a in args:
             if not isinstance(a, s.NameRef):
                 raise column_name_expected(name).at(a.span)
+    for (fn, i), words in _CHOICES.items():
+        arg = args[i] if name == fn and n > i else None
+        if isinstance(arg, s.Literal) and arg.value not in words:
+            message = f"The argument of {name}() must be one of: {', '.join(words)}, not {arg.text}"
+            raise invalid_argument(message, "KS140").at(arg.span)

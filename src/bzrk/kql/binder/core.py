@@ -25,11 +25,12 @@ from bzrk.kql.binder.typing_rules import (
     expected_words,
     first_mismatch,
     lacks_common_type,
+    literal_shape_refused,
     operator_defined,
     promoted,
     return_type,
 )
-from bzrk.kql.catalog import AGGREGATES, FUNCTIONS
+from bzrk.kql.catalog import AGGREGATES, FUNCTIONS, Signature
 from bzrk.kql.diagnostics import (
     MAX_ERRORS,
     KqlError,
@@ -535,6 +536,7 @@ class Binder:
             raise type_mismatch(
                 f"Argument '{param.name}' of {name}()", expected_words(param), arg_types[i]
             ).at(e.args[i].span)
+        _check_literal_shapes(name, sig, e.args)
         if lacks_common_type(sig, arg_types):
             raise no_common_type(name, common_arguments(sig, arg_types)).at(e.span)
         # a `typeof(t)` argument stands for the type it names when it decides the result type
@@ -676,6 +678,32 @@ def _check_arguments(
         if param is not None and not compatible(param.type, value):
             what = f"Argument '{param.name}' of {sym.name}()"
             raise type_mismatch(what, param.type, value).at(expr.span)
+
+
+def _check_literal_shapes(name: str, sig: Signature, args: tuple[s.Expr, ...]) -> None:
+    """A literal dynamic array or bag is refused where its parameter cannot take one:
+    ``atan2(dynamic([1]), 1)``, ``array_length(dynamic({}))`` (Kusto.Language's KS137,
+    KS234, …; a value of that shape is never a number, a string or the other shape)."""
+    # which parameter takes which argument is ambiguous past a repeatable one
+    # (array_sort_asc(a1, a2, …, nulls_last)): only kinds that take no dynamic are judged there
+    variadic = any(p.repeatable for p in sig.params)
+    for param, arg in zip(sig.param_for(len(args)), args, strict=False):
+        if not isinstance(arg, s.Literal) or arg.type != DYNAMIC:
+            continue
+        if variadic and param.type_kind == "Declared":
+            continue
+        shape = (
+            "array"
+            if isinstance(arg.value, list)
+            else "bag"
+            if isinstance(arg.value, dict)
+            else None
+        )
+        expected = literal_shape_refused(param, shape) if shape else None
+        if expected is not None:
+            raise type_mismatch(
+                f"Argument '{param.name}' of {name}()", expected, f"a dynamic {shape}"
+            ).at(arg.span)
 
 
 def _padded(given: list[s.Expr], input_schema: TableSchema | None) -> list[s.Expr | None]:

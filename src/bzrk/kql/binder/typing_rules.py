@@ -214,6 +214,31 @@ def first_mismatch(
     return None
 
 
+# What a parameter of each kind takes of a literal dynamic array or bag (``dynamic([1])``,
+# ``dynamic({"a": 1})``): Kusto.Language refuses a literal of the other shape where it asks for
+# an array or a bag (KS234/KS235), and either where it asks for a number or a string (KS137,
+# KS134, KS107). A dynamic path such as ``attributes.x`` is not refused: the vendor's
+# permissive mode lets it feed a typed function, and only a literal's shape is known.
+_SCALAR_KINDS = frozenset(
+    {"Integer", "Number", "CommonNumber", "RealOrDecimal", "Summable", "CommonSummable"}
+)
+
+
+def literal_shape_refused(param: Parameter, shape: str) -> str | None:
+    """What ``param`` expects, in mismatch words, if it refuses a literal dynamic of ``shape``
+    (``array`` or ``bag``); None if it takes one."""
+    kind = param.type_kind
+    if kind == "DynamicArray" and shape == "bag":
+        return "a dynamic array"
+    if kind == "DynamicBag" and shape == "array":
+        return "a dynamic property bag"
+    if kind in _SCALAR_KINDS:
+        return _KIND_WORDS[kind]
+    if kind == "Declared" and param.types and DYNAMIC not in param.types:
+        return " or ".join(param.types)
+    return None
+
+
 # Parameter kinds whose arguments must share one type (Kusto.Language's KS232 otherwise):
 # coalesce's CommonScalar, max_of/min_of's CommonOrderable. iff/case's CommonScalarOrDynamic
 # take values of any types (Kusto.Language types a mix `dynamic`, modelling the engine,
@@ -256,6 +281,8 @@ _REFUSED_BY_KIND = {
     "StringOrDynamic": frozenset({"bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
     "DynamicArray": frozenset({"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
     "DynamicBag": frozenset({"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
+    "StringOrArray": frozenset({"bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
+    "IntegerOrArray": frozenset({"string", "bool", "guid", "datetime", "timespan"}),
     "Summable": frozenset({"string", "bool", "guid"}),
     "CommonSummable": frozenset({"string", "bool", "guid"}),
 }  # fmt: skip
@@ -263,6 +290,8 @@ _KIND_WORDS = {
     "StringOrDynamic": "a string or dynamic",
     "DynamicArray": "a dynamic array",
     "DynamicBag": "a dynamic property bag",
+    "StringOrArray": "a string or a dynamic array of strings",
+    "IntegerOrArray": "an integer or a dynamic array of integers",
     "Summable": "a number, timespan or datetime",
     "CommonSummable": "a number, timespan or datetime",
     "Integer": "an integer",
