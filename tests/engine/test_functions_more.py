@@ -118,6 +118,9 @@ CASES = [
         "guid(6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11))))",
         [["6f5f2a9e-71d2-4bb1-9c3e-0a6f4b1b8a11"]],
     ),
+    # timespan % number is a remainder of ticks (1h is 36,000,000,000), never negative, null
+    # by 0; it was an engine-side "not defined" the binder had accepted
+    ("print 1h % 7, 10d % int(3), -1h % 7, 1h % 0, 90m % 1h", [[6, 0, 1, None, 18000000000]]),
 ]
 
 

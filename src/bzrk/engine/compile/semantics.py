@@ -60,6 +60,11 @@ def arithmetic(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
             return Typed(T("(({0} % {1}) + {1}) % {1}", a.sql, b.sql), "timespan")
     if ta == "timespan" and tb in NUMERIC_RANK and op in ("*", "/"):
         return Typed(T("toInt64({0} " + op + " {1})", a.sql, b.sql), "timespan")
+    if ta == "timespan" and tb in NUMERIC_RANK and op == "%":
+        # a remainder of ticks, as `%` on numbers (never negative; by 0 null): 1h % 7 is
+        # 36,000,000,000 ticks % 7 (Kusto.Language types timespan % number a timespan)
+        remainder = arithmetic(node, op, Typed(a.sql, "long"), b)
+        return Typed(T("toInt64({0})", remainder.sql), "timespan")
     if tb == "timespan" and ta in NUMERIC_RANK and op == "*":
         return Typed(T("toInt64({0} * {1})", a.sql, b.sql), "timespan")
     if ta not in NUMERIC_RANK or tb not in NUMERIC_RANK:
