@@ -379,3 +379,41 @@ def test_an_equality_of_two_types_says_to_cast() -> None:
 )
 def test_operands_kusto_accepts_still_bind(query: str) -> None:
     analyze(query, G)
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("T | summarize r = a + 1", "a"),
+        ("T | summarize n = count(), r = b by a", "b"),
+        # a name resolved into $raw is a row value too (permissive mode)
+        ("default | summarize n = count(), s = http.status", "http"),
+        (
+            "default | make-series s = sum(severity_number) * severity_number on timestamp step 1h",
+            "severity_number",
+        ),
+    ],
+)
+def test_a_row_value_outside_an_aggregate_is_refused_where_it_is(query: str, name: str) -> None:
+    """`summarize r = a + 1` is Kusto's KS236, located at `a` (the engine used to refuse it
+    after binding, at compile time)."""
+    with pytest.raises(KqlError) as info:
+        analyze(query, G)
+    err = info.value
+    assert err.kusto_code == "KS236" and f"'{name}'" in err.message
+    assert err.location is not None
+    assert query[err.location.start_byte : err.location.end_byte] == name
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "T | summarize n = count(), k = a by a",  # a group key
+        "let k = 3; T | summarize r = k + count(), t = now(), c = 1h % 7",  # constants
+        "T | summarize r = sum(a) / count(), m = max(a) - min(a), l = make_list_if(b, a > 1)",
+        "T | summarize r = toscalar(T | count)",
+        "T | top-nested 2 of b by sum(a)",
+    ],
+)
+def test_aggregate_items_made_of_aggregates_keys_and_constants_bind(query: str) -> None:
+    analyze(query, G)

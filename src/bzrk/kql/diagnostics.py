@@ -379,5 +379,16 @@ def aggregate_outside_summarize(name: str) -> KqlError:
     )
 
 
+def column_outside_aggregate(name: str) -> KqlError:
+    """Kusto.Language's KS236: `summarize r = x + 1` reads `x` outside an aggregate."""
+    return KqlError(
+        "TypeMismatch",
+        "Type mismatch",
+        f"summarize reads the column '{name}' outside an aggregate function;"
+        f" use an aggregate such as take_any({name})",
+        "KS236",
+    )
+
+
 def invalid_argument(message: str, kusto_code: str = "KS110") -> KqlError:
     return KqlError("InvalidArgument", "Invalid argument", message, kusto_code)

@@ -10,8 +10,16 @@ from bzrk.kql import syntax as s
 from bzrk.kql.binder.naming import aggregate_name, expression_name, percent_label, unique_name
 from bzrk.kql.binder.typing_rules import promoted
 from bzrk.kql.catalog import TUPLE_RESULTS
-from bzrk.kql.diagnostics import duplicate_column
-from bzrk.kql.symbols import DYNAMIC, LONG, UNKNOWN, Column, TableSchema
+from bzrk.kql.diagnostics import column_outside_aggregate, duplicate_column
+from bzrk.kql.symbols import (
+    DYNAMIC,
+    LONG,
+    UNKNOWN,
+    Column,
+    ColumnSymbol,
+    RawPathSymbol,
+    TableSchema,
+)
 
 if TYPE_CHECKING:
     from bzrk.kql.binder.core import Binder
@@ -166,6 +174,9 @@ def bind_aggregates(
     for item in items:
         expr = item.expr
         value = b.bind(expr, ctx)
+        outside = _row_value_outside_aggregate(b, expr, input, taken)
+        if outside is not None:
+            raise column_outside_aggregate(outside.name).at(outside.span)
         t = value if isinstance(value, str) else DYNAMIC
         generated: list[Column]
         if (
@@ -203,6 +214,30 @@ def bind_aggregates(
         b.bound.names[item] = tuple(c.name for c in final)
         cols.extend(final)
     return cols
+
+
+def _row_value_outside_aggregate(
+    b: Binder, expr: s.Expr, input: TableSchema, keys: set[str]
+) -> s.NameRef | None:
+    """A name an aggregate item reads from the row outside every aggregate call
+    (`summarize r = x + 1`: Kusto's KS236), other than a group key; None: none."""
+    stack: list[s.Node] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, s.Call):
+            info = b.bound.calls.get(node)
+            if info is not None and info.kind == "aggregate":
+                continue
+        if isinstance(node, s.Pipeline | s.Lambda):  # toscalar(…) reads its own rows
+            continue
+        if isinstance(node, s.NameRef) and node.name not in keys:
+            sym = b.bound.symbols.get(node)
+            if isinstance(sym, RawPathSymbol) or (
+                isinstance(sym, ColumnSymbol) and input.find(node.name) is not None
+            ):
+                return node
+        stack.extend(node.children())
+    return None
 
 
 def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str]) -> list[Column]:

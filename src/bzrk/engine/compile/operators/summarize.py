@@ -75,6 +75,7 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
             _percentiles(ctx, expr, item, row_scope, columns, out, used)
             continue
         outside = _column_outside_aggregate(expr, row_scope, {k[0] for k in keys})
+        # the binder reports this first (KS236); kept for trees the compiler rewrote
         if outside is not None:  # as Kusto refuses `summarize a by b` (ClickHouse's code 215)
             raise unsupported(
                 outside,
