@@ -63,8 +63,10 @@ def test_a_long_literal_past_the_range_is_a_located_syntax_error(service) -> Non
 )
 def test_an_unknown_datetime_part_is_a_located_invalid_argument(service, query: str) -> None:  # type: ignore[no-untyped-def]
     found = error(run(service, query))
-    assert found.code == "InvalidArgument" and "unknown part" in found.message
-    assert found.location is not None and found.location.start_column == 7
+    assert found.code == "InvalidArgument" and "must be one of: year, quarter" in found.message
+    # located at the part name (the binder's KS140), where it was the whole call
+    assert found.location is not None
+    assert query[found.location.start_byte : found.location.end_byte] in ("'foo'", "'eon'")
 
 
 @pytest.mark.parametrize(

@@ -196,7 +196,7 @@ def test_make_series_on_a_timespan_axis(chdb_backend: Any) -> None:
         ),
         (
             "range x from 1 to 3 step 1 | extend t = now() | make-series count() on t step 1",
-            "timespan step",
+            "step of a datetime axis: expected timespan",
         ),
     ],
 )

@@ -92,6 +92,16 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         ("print x = unicode_codepoints_to_string(1h)", "KS107"),
         # countof's kind is normal or regex
         ("print x = countof('abc', 'a', 'foo')", "KS140"),
+        ("print x = countof('abc', 'a', 'Regex')", "KS140"),  # its kind's case matters
+        # datetime parts are Kusto's words (in any case); datetime_part's week is week_of_year
+        ("print x = datetime_part('week', now())", "KS140"),
+        ("print x = datetime_add('fortnight', 1, now())", "KS140"),
+        ("print x = datetime_diff('days', now(), now())", "KS140"),
+        # a make-series axis: bounds of its kind, a step that is its interval
+        (f"{T} | make-series c = count() on t from 1h to datetime(2020-01-02) step 1h", "KS141"),
+        (f"{T} | make-series c = count() on t step 1", "KS178"),
+        (f"{T} | make-series c = count() on v from 1 to 10 step 1h", "KS178"),
+        (f"{T} | make-series c = count() on v from datetime(2020-01-01) to 9 step 1", "KS141"),
     ],
 )
 def test_kusto_rejects_and_so_does_the_binder(query: str, kusto_code: str) -> None:
@@ -166,6 +176,12 @@ def test_graph_functions_exist_only_inside_graph_match() -> None:
         "print x = array_sort_asc(dynamic([2, 1]), dynamic(['b', 'a']))",
         "print x = geo_from_wkt(dynamic(['POINT(1 2)'])), y = unicode_codepoints_to_string(65, 66)",
         "print x = countof('abc', 'a', 'regex'), y = countof('abc', 'a', 'normal')",
+        "print x = datetime_part('Year', now()), y = datetime_part('dayOfYear', now())",
+        "print x = datetime_add('Week', 1, now()), y = datetime_diff('DAY', now(), now())",
+        f"{T} | make-series c = count() on t from datetime(2020-01-01) to now() step 1h by s",
+        f"{T} | make-series c = count() on v from 0 to 10 step 2.5",  # the engine runs it
+        f"{T} | extend u = 1h | make-series c = count() on u step 1",  # a step in ticks
+        f"{T} | make-series c = count() on t in range(ago(1d), now(), 1h)",
     ],
 )
 def test_what_kusto_runs_still_binds(query: str) -> None:

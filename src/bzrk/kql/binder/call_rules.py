@@ -4,7 +4,7 @@ The catalogue (`kql/catalog/builtins.json`, from Kusto.Language) gives each para
 a repeat count; some functions add a rule on the shape of the whole argument list that the
 signature cannot say: `case` is predicate/value pairs and an else, `bag_pack` key/value pairs
 with string keys, `bag_pack_columns` names columns, and the graph functions exist only inside
-`graph-match`, and `countof`'s kind is one of two words. Each rule here is Kusto.Language's (its code is on the error).
+`graph-match`, and some constant arguments (`countof`'s kind, a datetime part) are one of a few words. Each rule here is Kusto.Language's (its code is on the error).
 """
 
 from __future__ import annotations
@@ -32,8 +32,23 @@ GRAPH_ONLY = frozenset(
 _PAIRS = frozenset({"bag_pack", "pack", "pack_dictionary"})
 
 
-# Constant arguments that name one of a few words: (function, position) → the words.
-_CHOICES = {("countof", 2): ("normal", "regex")}
+# Constant arguments that name one of a few words: (function, position) → the words, and
+# whether case matters (Kusto.Language's KS140 lists; part names are read in any case).
+_ADD_PARTS = (
+    "year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond",
+    "microsecond", "nanosecond",
+)  # fmt: skip
+_PART_PARTS = (
+    "year", "quarter", "month", "week_of_year", "day", "dayofyear", "hour", "minute", "second",
+    "millisecond", "microsecond", "nanosecond",
+)  # fmt: skip
+_CHOICES: dict[tuple[str, int], tuple[tuple[str, ...], bool]] = {
+    ("countof", 2): (("normal", "regex"), True),
+    ("datetime_add", 0): (_ADD_PARTS, False),
+    ("datetime_diff", 0): (_ADD_PARTS, False),
+    ("datetime_part", 0): (_PART_PARTS, False),
+    ("datepart", 0): (_PART_PARTS, False),
+}
 
 
 def check_shape(name: str, args: Sequence[s.Expr], types: Sequence[str], span: Span) -> None:
@@ -57,8 +72,10 @@ def check_shape(name: str, args: Sequence[s.Expr], types: Sequence[str], span: S
         for a in args:
             if not isinstance(a, s.NameRef):
                 raise column_name_expected(name).at(a.span)
-    for (fn, i), words in _CHOICES.items():
+    for (fn, i), (words, exact) in _CHOICES.items():
         arg = args[i] if name == fn and n > i else None
-        if isinstance(arg, s.Literal) and arg.value not in words:
+        if not isinstance(arg, s.Literal) or not isinstance(arg.value, str):
+            continue
+        if (arg.value if exact else arg.value.lower()) not in words:
             message = f"The argument of {name}() must be one of: {', '.join(words)}, not {arg.text}"
             raise invalid_argument(message, "KS140").at(arg.span)

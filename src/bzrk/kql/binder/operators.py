@@ -424,6 +424,30 @@ def _mv_apply(b: Binder, op: s.MvApply, input: TableSchema) -> TableSchema:
     return _merge_extend(kept, list(sub.columns))
 
 
+def _check_series_axis(op: s.MakeSeries, types: dict[int, str]) -> None:
+    """The `from`/`to` bounds are of the axis' kind and the step its interval: a datetime axis
+    takes datetime bounds and a timespan step, a number axis numbers, a timespan axis
+    timespan bounds and a timespan or a number of ticks as its step (Kusto.Language's KS141
+    and KS178; a real step on an integer axis is left to the engine, which runs it)."""
+    axis = types[id(op.on)]
+    if axis in (DATETIME, TIMESPAN):
+        bounds: frozenset[str] | set[str] = {axis}
+        interval: frozenset[str] | set[str] = (
+            {TIMESPAN} if axis == DATETIME else {TIMESPAN, *NUMERIC_TYPES}
+        )
+    elif axis in NUMERIC_TYPES:
+        bounds = interval = NUMERIC_TYPES
+    else:
+        return  # a dynamic or unknown axis is the engine's to judge
+    judged = [(e, bounds, "KS141") for e in (op.start, op.end)] + [(op.step, interval, "KS178")]
+    for node, allowed, code in judged:
+        t = types.get(id(node), UNKNOWN) if node is not None else UNKNOWN
+        if node is not None and t not in (*allowed, DYNAMIC, UNKNOWN):
+            what = "The step" if node is op.step else "A bound"
+            expected = " or ".join(sorted(allowed)) if len(allowed) < 3 else "a number"
+            raise type_mismatch(f"{what} of a {axis} axis", expected, t, code).at(node.span)
+
+
 def _parse(b: Binder, op: s.Parse, input: TableSchema) -> TableSchema:
     b.scalar(op.source, Ctx(row=input))
     new = [Column(p.column.name, p.column.type) for p in op.parts if p.column is not None]
@@ -437,9 +461,11 @@ def _parse_kv(b: Binder, op: s.ParseKv, input: TableSchema) -> TableSchema:
 
 def _make_series(b: Binder, op: s.MakeSeries, input: TableSchema) -> TableSchema:
     ctx = Ctx(row=input)
+    types: dict[int, str] = {}
     for e in (op.on, op.start, op.end, op.step):
         if e is not None:
-            b.scalar(e, ctx if e is op.on else Ctx(row=input))
+            types[id(e)] = b.scalar(e, ctx if e is op.on else Ctx(row=input))
+    _check_series_axis(op, types)
     for d in op.defaults:
         if d is not None:
             b.scalar(d, Ctx())
