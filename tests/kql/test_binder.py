@@ -417,3 +417,9 @@ def test_a_row_value_outside_an_aggregate_is_refused_where_it_is(query: str, nam
 )
 def test_aggregate_items_made_of_aggregates_keys_and_constants_bind(query: str) -> None:
     analyze(query, G)
+
+
+def test_a_decimal_with_a_real_is_computed_in_real() -> None:
+    """As the engine computes it (and the compiler does), where Kusto.Language says decimal."""
+    text = "print a = decimal(1) * 2.5, b = 2.5 - decimal(1), c = decimal(2) * 3, d = dynamic(2) / decimal(1)"
+    assert schema(text) == [("a", "real"), ("b", "real"), ("c", "decimal"), ("d", "real")]

@@ -29,10 +29,19 @@ _NUMERIC_RANK = {INT: 0, LONG: 1, REAL: 2, DECIMAL: 3}
 
 
 def arithmetic_type(op: str, left: str, right: str) -> str | None:
-    """Result of `left op right`, or None when KQL rejects the pair."""
+    """Result of `left op right`, or None when KQL rejects the pair.
+
+    A decimal with a real (or a dynamic, read as a real) is computed in real, as the engine
+    does ("if one of the operands is of type real, the result will be of type real"; the
+    real-engine corpus: decimal arithmetic that would overflow computes in real), where
+    Kusto.Language types it decimal.
+    """
     if left == UNKNOWN or right == UNKNOWN:
         return UNKNOWN
-    return _ARITH.get(op, {}).get(f"{left},{right}")
+    result = _ARITH.get(op, {}).get(f"{left},{right}")
+    if result == DECIMAL and {left, right} in ({DECIMAL, REAL}, {DECIMAL, DYNAMIC}):
+        return REAL
+    return result
 
 
 _ORDERING = frozenset({"<", "<=", ">", ">="})
