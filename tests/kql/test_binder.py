@@ -423,3 +423,12 @@ def test_a_decimal_with_a_real_is_computed_in_real() -> None:
     """As the engine computes it (and the compiler does), where Kusto.Language says decimal."""
     text = "print a = decimal(1) * 2.5, b = 2.5 - decimal(1), c = decimal(2) * 3, d = dynamic(2) / decimal(1)"
     assert schema(text) == [("a", "real"), ("b", "real"), ("c", "decimal"), ("d", "real")]
+
+
+def test_datetime_diff_in_weeks_is_a_real() -> None:
+    """The real engine answers `datetime_diff('week', …)` as a real (5.0; docs-emulator
+    datetime-diff-function-00), the other parts as a long; the compiler computes it so."""
+    text = (
+        "print w = datetime_diff('Week', now(), ago(30d)), d = datetime_diff('day', now(), ago(1d))"
+    )
+    assert schema(text) == [("w", "real"), ("d", "long")]

@@ -57,6 +57,7 @@ from bzrk.kql.symbols import (
     LONG,
     NUMERIC_TYPES,
     RAW_COLUMN,
+    REAL,
     STRING,
     UNKNOWN,
     Column,
@@ -545,6 +546,8 @@ class Binder:
             for a, t in zip(e.args, arg_types, strict=False)
         ]
         result = _custom_return(fn.name, value_types, kind) or return_type(fn, sig, value_types)
+        if fn.name == "datetime_diff" and (_literal_string(e.args[0]) or "").lower() == "week":
+            result = REAL  # the real engine's answer (docs-emulator datetime-diff-function-00)
         self.bound.calls[e] = CallInfo(kind, fn, sig, result)
         return result
 
