@@ -21,11 +21,9 @@ from bzrk.engine.planning import bound_query, compile_bound, globals_for
 CORPORA = ("docs-emulator.jsonl", "docs-tables.jsonl", "loco.jsonl")
 
 # Disagreements kept on purpose: (case id, column, binder's type, plan's type).
-KNOWN = {
-    # The corpora disagree: the docs emulator answers real, kusto-loco long; bzrk gives real.
-    ("A/datetime-diff-function-00", "week", "long", "real"),
-    ("C/datetime-diff-function:57", "week", "long", "real"),
-}
+# Plan and binder disagree nowhere. (`datetime_diff('week', …)` was the last: the docs
+# emulator answers real, kusto-loco long; both now say real, the real engine's answer.)
+KNOWN: set[tuple[str, str, str, str]] = set()
 
 
 def _cases(shared_dir: Path) -> list[dict[str, Any]]:

@@ -87,6 +87,8 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         ("print x = base64_decode_tostring(dynamic(['a']))", "KS107"),
         ("print x = array_length(dynamic({}))", "KS107"),
         ("print x = bag_merge(dynamic([1]), dynamic({}))", "KS107"),
+        ("print x = hash_md5(dynamic([1]))", "KS107"),  # Kusto's KS116: no dynamic here
+        ("print x = min_of(dynamic([1]), 2)", "KS107"),  # KS206: orderable values
         # a string or array of strings; an integer or array of integers
         ("print x = geo_from_wkt(true)", "KS107"),
         ("print x = unicode_codepoints_to_string(1h)", "KS107"),
@@ -172,6 +174,7 @@ def test_graph_functions_exist_only_inside_graph_match() -> None:
         # a dynamic path feeds a typed function (the vendor's permissive mode); literals of
         # the shape asked for, and arrays in a variadic function's repeated place, bind
         f"{T} | extend x = atan2(d.a, 1), y = substring(d.p, 0, 2), z = round(d.n, 1)",
+        f"{T} | extend h = hash_md5(d.a), m = min_of(d.n, 2), k = hash(s)",
         "print x = array_length(dynamic([1])), y = bag_keys(dynamic({'a': 1}))",
         "print x = array_sort_asc(dynamic([2, 1]), dynamic(['b', 'a']))",
         "print x = geo_from_wkt(dynamic(['POINT(1 2)'])), y = unicode_codepoints_to_string(65, 66)",

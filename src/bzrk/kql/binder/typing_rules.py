@@ -243,6 +243,10 @@ def literal_shape_refused(param: Parameter, shape: str) -> str | None:
         return "a dynamic property bag"
     if kind in _SCALAR_KINDS:
         return _KIND_WORDS[kind]
+    if kind == "NotDynamic":
+        return "a scalar (not a dynamic value)"
+    if kind in ("Orderable", "CommonOrderable"):
+        return "a number, timespan, datetime, string or bool"
     if kind == "Declared" and param.types and DYNAMIC not in param.types:
         return " or ".join(param.types)
     return None
