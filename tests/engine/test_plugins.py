@@ -171,3 +171,84 @@ def test_schema_merge(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     kql = kql.replace("schema_merge(PreserveOrder = false)", "schema_merge()")
     rows = table(chdb_backend, kql)[1]
     assert rows[2][:2] == ["Status", -1]  # moved from ordinal 1 to 2
+
+
+STORMS = """datatable(State:string, EventType:string, DeathsDirect:long, Source:string) [
+  "ARKANSAS", "Heavy Rain", 1, "EM", "ARIZONA", "Lightning", 1, "News",
+  "ARIZONA", "Flash Flood", 2, "TS", "ARIZONA", "Flash Flood", 3, "BM",
+  "ARKANSAS", "Heat", 3, "News", "ALABAMA", "Heat", 0, "News"
+]"""
+
+
+def test_pivot_counts_by_the_other_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # the reference's first example: a column per State, counted per EventType (0 where none)
+    names, rows = table(
+        chdb_backend, STORMS + " | project State, EventType | evaluate pivot(State)"
+    )
+    assert names == ["EventType", "ALABAMA", "ARIZONA", "ARKANSAS"]
+    assert sorted(rows) == [
+        ["Flash Flood", 0, 2, 0],
+        ["Heat", 1, 0, 1],
+        ["Heavy Rain", 0, 0, 1],
+        ["Lightning", 0, 1, 0],
+    ]
+
+
+def test_pivot_aggregates_and_groups_by_the_columns_named(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # the aggregate's column is no group column; named columns group instead of the rest
+    names, rows = table(
+        chdb_backend,
+        STORMS + " | where DeathsDirect > 0 | project State, EventType, DeathsDirect"
+        " | evaluate pivot(State, sum(DeathsDirect))",
+    )
+    assert names == ["EventType", "ARIZONA", "ARKANSAS"]
+    assert sorted(rows) == [
+        ["Flash Flood", 5, 0],
+        ["Heat", 0, 3],
+        ["Heavy Rain", 0, 1],
+        ["Lightning", 1, 0],
+    ]
+    names, rows = table(
+        chdb_backend, STORMS + " | evaluate pivot(State, make_set(Source), EventType)"
+    )
+    assert names == ["EventType", "ALABAMA", "ARIZONA", "ARKANSAS"]
+    assert sorted(rows)[0] == ["Flash Flood", [], ["TS", "BM"], []]
+
+
+def test_pivot_with_an_output_schema_makes_exactly_its_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    names, rows = table(
+        chdb_backend,
+        STORMS + " | project State, EventType"
+        " | evaluate pivot(State) : (EventType:string, ALABAMA:long, ALASKA:long)",
+    )
+    assert names == ["EventType", "ALABAMA", "ALASKA"]
+    assert sorted(rows) == [
+        ["Flash Flood", 0, 0],
+        ["Heat", 1, 0],
+        ["Heavy Rain", 0, 0],
+        ["Lightning", 0, 0],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "code"),
+    [
+        ("pivot(Nope)", "UnknownName"),
+        ("pivot(State, percentile(DeathsDirect, 50))", "InvalidArgument"),
+        ("pivot(State, count(), Nope)", "UnknownName"),
+    ],
+)
+def test_pivot_refuses_what_it_cannot_make(chdb_backend, plugin: str, code: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(QueryError) as info:
+        execute_text(chdb_backend, STORMS + " | evaluate " + plugin)
+    assert info.value.code == code
+
+
+def test_pivot_names_an_empty_value_column1(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # an absent OTel status (null) or an empty string names no column: Kusto's `Column1`
+    names, rows = table(
+        chdb_backend,
+        'datatable(s:string, k:string)["a", "x", "", "x", "a", "y"] | evaluate pivot(s, count(), k)',
+    )
+    assert names == ["k", "Column1", "a"]
+    assert sorted(rows) == [["x", 1, 1], ["y", 0, 1]]

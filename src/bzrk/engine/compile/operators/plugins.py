@@ -28,6 +28,7 @@ from bzrk.engine.compile.operators.analytics import (
 )
 from bzrk.engine.compile.operators.geo_lookup import geo_lookup
 from bzrk.engine.compile.operators.lookups import bag_unpack, ipv4_lookup
+from bzrk.engine.compile.operators.pivot import pivot
 from bzrk.engine.compile.row_order import numbered, strip_rn
 from bzrk.engine.compile.typed import T, lit
 from bzrk.engine.types import clickhouse_type
@@ -174,6 +175,7 @@ def _registry() -> dict[str, Plugin]:
         "geo_polygon_lookup": lambda ctx, op, rel: geo_lookup(ctx, op, rel, "polygon"),
         "geo_line_lookup": lambda ctx, op, rel: geo_lookup(ctx, op, rel, "line"),
         "bag_unpack": bag_unpack,
+        "pivot": pivot,
         "ipv4_lookup": ipv4_lookup,
         "ipv6_lookup": ipv6_lookup,
         "rows_near": rows_near,
