@@ -179,6 +179,10 @@ TOLD: dict[int, Told] = {
     209: Told("BackendUnavailable", "Engine unavailable", "the query engine did not answer"),
     210: Told("BackendUnavailable", "Engine unavailable", "the query engine could not be reached"),
 }
+# A SYNTAX_ERROR from the parser's limits (the SQL of a huge or deep query), not from bad SQL.
+_PARSER_LIMIT_RE = re.compile(
+    r"Max query size exceeded|Maximum parse depth|too (deep|big|large)", re.I
+)
 # ClickHouse codes that mean bzrk wrote SQL the engine does not know (a bzrk bug).
 _OURS = frozenset({46, 47, 48, 60, 81, 179, 184, 215})  # UNKNOWN_FUNCTION, UNKNOWN_IDENTIFIER, …
 
@@ -198,10 +202,12 @@ def told(exc: EngineError, run_id: str = "") -> Told:
         match = _THROWN_RE.search(exc.message)
         text = match.group(1).strip() if match else "an assertion in the query failed"
         return Told("AssertionFailed", "Assertion failed", text)
+    reference = f" (run id {run_id})" if run_id else ""
+    if code == 62 and not _PARSER_LIMIT_RE.search(exc.message):
+        code = 0  # a syntax error within the parser's limits: SQL bzrk wrote wrongly (ours)
     if code in TOLD:
         return TOLD[code]
-    reference = f" (run id {run_id})" if run_id else ""
-    if code in _OURS:
+    if code in _OURS or code == 0:
         return Told(
             "InternalError",
             "Internal error",
