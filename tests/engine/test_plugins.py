@@ -180,54 +180,45 @@ STORMS = """datatable(State:string, EventType:string, DeathsDirect:long, Source:
 ]"""
 
 
-def test_pivot_counts_by_the_other_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    # the reference's first example: a column per State, counted per EventType (0 where none)
-    names, rows = table(
-        chdb_backend, STORMS + " | project State, EventType | evaluate pivot(State)"
-    )
-    assert names == ["EventType", "ALABAMA", "ARIZONA", "ARKANSAS"]
-    assert sorted(rows) == [
-        ["Flash Flood", 0, 2, 0],
-        ["Heat", 1, 0, 1],
-        ["Heavy Rain", 0, 0, 1],
-        ["Lightning", 0, 1, 0],
-    ]
+@pytest.mark.parametrize(
+    ("tail", "names", "rows"),
+    [
+        # the reference's first example: a column per State, counted per EventType (0: none)
+        (
+            "project State, EventType | evaluate pivot(State)",
+            ["EventType", "ALABAMA", "ARIZONA", "ARKANSAS"],
+            [["Flash Flood", 0, 2, 0], ["Heat", 1, 0, 1], ["Heavy Rain", 0, 0, 1],
+             ["Lightning", 0, 1, 0]],
+        ),
+        # the aggregate's column is no group column
+        (
+            "where DeathsDirect > 0 | project State, EventType, DeathsDirect"
+            " | evaluate pivot(State, sum(DeathsDirect))",
+            ["EventType", "ARIZONA", "ARKANSAS"],
+            [["Flash Flood", 5, 0], ["Heat", 0, 3], ["Heavy Rain", 0, 1], ["Lightning", 1, 0]],
+        ),
+        # the output schema names exactly its columns, values absent from the data included
+        (
+            "project State, EventType"
+            " | evaluate pivot(State) : (EventType:string, ALABAMA:long, ALASKA:long)",
+            ["EventType", "ALABAMA", "ALASKA"],
+            [["Flash Flood", 0, 0], ["Heat", 1, 0], ["Heavy Rain", 0, 0], ["Lightning", 0, 0]],
+        ),
+    ],
+)  # fmt: skip
+def test_pivot_makes_a_column_per_value(
+    chdb_backend, tail: str, names: list[str], rows: list[Any]
+) -> None:  # type: ignore[no-untyped-def]
+    got_names, got_rows = table(chdb_backend, f"{STORMS} | {tail}")
+    assert got_names == names and sorted(got_rows) == rows
 
 
-def test_pivot_aggregates_and_groups_by_the_columns_named(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    # the aggregate's column is no group column; named columns group instead of the rest
-    names, rows = table(
-        chdb_backend,
-        STORMS + " | where DeathsDirect > 0 | project State, EventType, DeathsDirect"
-        " | evaluate pivot(State, sum(DeathsDirect))",
-    )
-    assert names == ["EventType", "ARIZONA", "ARKANSAS"]
-    assert sorted(rows) == [
-        ["Flash Flood", 5, 0],
-        ["Heat", 0, 3],
-        ["Heavy Rain", 0, 1],
-        ["Lightning", 1, 0],
-    ]
+def test_pivot_groups_by_the_columns_named(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     names, rows = table(
         chdb_backend, STORMS + " | evaluate pivot(State, make_set(Source), EventType)"
     )
     assert names == ["EventType", "ALABAMA", "ARIZONA", "ARKANSAS"]
     assert sorted(rows)[0] == ["Flash Flood", [], ["TS", "BM"], []]
-
-
-def test_pivot_with_an_output_schema_makes_exactly_its_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    names, rows = table(
-        chdb_backend,
-        STORMS + " | project State, EventType"
-        " | evaluate pivot(State) : (EventType:string, ALABAMA:long, ALASKA:long)",
-    )
-    assert names == ["EventType", "ALABAMA", "ALASKA"]
-    assert sorted(rows) == [
-        ["Flash Flood", 0, 0],
-        ["Heat", 1, 0],
-        ["Heavy Rain", 0, 0],
-        ["Lightning", 0, 0],
-    ]
 
 
 @pytest.mark.parametrize(
