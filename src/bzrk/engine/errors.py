@@ -203,11 +203,11 @@ def told(exc: EngineError, run_id: str = "") -> Told:
         text = match.group(1).strip() if match else "an assertion in the query failed"
         return Told("AssertionFailed", "Assertion failed", text)
     reference = f" (run id {run_id})" if run_id else ""
-    if code == 62 and not _PARSER_LIMIT_RE.search(exc.message):
-        code = 0  # a syntax error within the parser's limits: SQL bzrk wrote wrongly (ours)
-    if code in TOLD:
+    # a syntax error within the parser's limits is SQL bzrk wrote wrongly
+    ours = code in _OURS or (code == 62 and not _PARSER_LIMIT_RE.search(exc.message))
+    if code in TOLD and not ours:
         return TOLD[code]
-    if code in _OURS or code == 0:
+    if ours:
         return Told(
             "InternalError",
             "Internal error",

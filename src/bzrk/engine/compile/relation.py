@@ -30,6 +30,10 @@ class Relation:
     def source(self, alias: str | None = None) -> S.Source:
         return S.TableRef(None, self.name, alias)
 
+    def visible_columns(self) -> list[tuple[str, str]]:
+        """The columns a user sees (not `$raw`, the record again, nor hidden `__` columns)."""
+        return [(n, t) for n, t in self.columns if not n.startswith(("$", "__"))]
+
     def column(self, name: str) -> S.Col:
         """How a reader spells column ``name`` (a bag with native paths carries them along)."""
         paths = self.bags.get(name)

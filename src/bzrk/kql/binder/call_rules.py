@@ -4,7 +4,8 @@ The catalogue (`kql/catalog/builtins.json`, from Kusto.Language) gives each para
 a repeat count; some functions add a rule on the shape of the whole argument list that the
 signature cannot say: `case` is predicate/value pairs and an else, `bag_pack` key/value pairs
 with string keys, `bag_pack_columns` names columns, and the graph functions exist only inside
-`graph-match`, and some constant arguments (`countof`'s kind, a datetime part) are one of a few words. Each rule here is Kusto.Language's (its code is on the error).
+`graph-match`, and some constant arguments (`countof`'s kind, a datetime part) are one of a
+few words. Each rule here is Kusto.Language's (its code is on the error).
 """
 
 from __future__ import annotations

@@ -683,6 +683,9 @@ def _check_arguments(
             raise type_mismatch(what, param.type, value).at(expr.span)
 
 
+_SHAPES: dict[type, str] = {list: "array", dict: "bag"}  # a dynamic literal's JSON value
+
+
 def _check_literal_shapes(name: str, sig: Signature, args: tuple[s.Expr, ...]) -> None:
     """A literal dynamic array or bag is refused where its parameter cannot take one:
     ``atan2(dynamic([1]), 1)``, ``array_length(dynamic({}))`` (Kusto.Language's KS137,
@@ -695,13 +698,7 @@ def _check_literal_shapes(name: str, sig: Signature, args: tuple[s.Expr, ...]) -
             continue
         if variadic and param.type_kind == "Declared":
             continue
-        shape = (
-            "array"
-            if isinstance(arg.value, list)
-            else "bag"
-            if isinstance(arg.value, dict)
-            else None
-        )
+        shape = _SHAPES.get(type(arg.value))
         expected = literal_shape_refused(param, shape) if shape else None
         if expected is not None:
             raise type_mismatch(

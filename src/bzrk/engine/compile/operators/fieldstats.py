@@ -123,8 +123,7 @@ def _targets(
     if not named:
         return [
             (name, ctx.expr(relation, K.NameRef(op.span, name)), kql_type, depth - 1)
-            for name, kql_type in relation.columns
-            if not name.startswith(("$", "__"))
+            for name, kql_type in relation.visible_columns()
         ]
     targets = []
     for node in named:

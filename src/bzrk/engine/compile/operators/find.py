@@ -42,11 +42,6 @@ SOURCE = "source_"
 _TYPES = ("string", "int", "long", "real", "decimal", "bool", "datetime", "timespan", "guid")
 
 
-def _visible(relation: Relation) -> list[tuple[str, str]]:
-    """The columns a user sees (not `$raw`, the record again, nor hidden `__` columns)."""
-    return [(n, t) for n, t in relation.columns if not n.startswith(("$", "__"))]
-
-
 def predicate_names(node: K.Node) -> list[str]:
     """The plain names the predicate reads, in order (columns and lets alike)."""
     return list(dict.fromkeys(n.name for n in node.walk() if isinstance(n, K.NameRef)))
@@ -118,7 +113,7 @@ def src_find(ctx: CompileContext, op: K.Find) -> Relation:
             raise unsupported(op, "find has no tables to look in", code="UnknownTable")
         types: dict[str, str] = {}
         for _, relation in inputs:
-            for name, kql_type in _visible(relation):
+            for name, kql_type in relation.visible_columns():
                 types.setdefault(name, kql_type)
         named = [n for n in predicate_names(op.predicate) if n in types and n not in ctx.lets]
         kept: list[tuple[str, Relation]] = []
@@ -135,10 +130,10 @@ def src_find(ctx: CompileContext, op: K.Find) -> Relation:
             )
         columns: list[tuple[K.Expr, str, str | None]]
         if op.project is None:
-            common = set.intersection(*({n for n, _ in _visible(r)} for _, r in kept))
+            common = set.intersection(*({n for n, _ in r.visible_columns()} for _, r in kept))
             order = [n for n in types if n in named or n in common]
             columns = [(K.NameRef(op.span, n), n, None) for n in order]
-            pack = any(n not in order for _, r in kept for n, _ in _visible(r))
+            pack = any(n not in order for _, r in kept for n, _ in r.visible_columns())
         else:
             for node, name, _ in projected:
                 if name not in types:
@@ -192,7 +187,7 @@ def _shape(
     ``pack_``, its other non-empty columns."""
     span = op.span
     have = dict(relation.columns)
-    visible = _visible(relation)
+    visible = relation.visible_columns()
     items: list[K.NamedExpr] = [K.NamedExpr(span, (n,), K.NameRef(span, n)) for n, _ in visible]
     relation = op_project(ctx, K.Project(span, tuple(items)), relation)
     out: list[K.NamedExpr] = []

@@ -5,8 +5,8 @@
 v1, v2, … of `P` (a discovery query finds them, or the `: (c:type, …)` output schema lists them).
 The aggregate is `count()` by default; the group columns are the ones named, else every column
 but `P` and those the aggregate reads. A value with no rows in a group is 0 for `count`, `sum`
-and `dcount` (the reference's examples), and the aggregate's own answer over no rows otherwise. An empty (or null) value's column is
-`Column1`, and a value named like a group column gets a suffix (`EventType1`).
+and `dcount` (the reference's examples), the aggregate's answer over no rows otherwise. An
+empty (or null) value's column is `Column1`; one named like a group column gets a suffix.
 
 Not as in ADX: the value columns are ordered by value (ADX orders them as it meets them).
 """
@@ -67,9 +67,9 @@ def pivot(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
         if not isinstance(extra, K.NameRef) or extra.name not in names:
             raise unsupported(extra, "pivot groups by columns of its input", code="UnknownName")
         named.append(extra.name)
-    read = {n.name for a in aggregate.args for n in _name_refs(a)}
+    read = {n.name for a in aggregate.args for n in a.walk() if isinstance(n, K.NameRef)}
     group = named or [
-        n for n, _ in relation.columns if n != column.name and n not in read and _visible(n)
+        n for n, _ in relation.visible_columns() if n != column.name and n not in read
     ]
     values = _values(ctx, op, relation, column, set(group))
     span = op.plugin.span
@@ -111,7 +111,6 @@ def _values(
         columns=[(key.sql, "k")],
         from_=relation.source(),
         distinct=True,
-        order_by=[(S.Col("k"), False, False)],
         limit=S.Lit(MAX_PIVOT_COLUMNS + 1),
     )
     values = sorted({"" if row["k"] is None else str(row["k"]) for row in ctx.discover(discovery)})
@@ -122,19 +121,3 @@ def _values(
             code="InvalidArgument",
         )
     return values
-
-
-def _name_refs(node: K.Node) -> list[K.NameRef]:
-    found: list[K.NameRef] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, K.NameRef):
-            found.append(n)
-        stack.extend(n.children())
-    return found
-
-
-def _visible(name: str) -> bool:
-    """A user's column (not the record `$raw` or an internal `__…` one)."""
-    return not name.startswith(("$", "__"))

@@ -25,7 +25,6 @@ from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import aggregate_name
 from bzrk.kql.binder.naming import expression_name as kql_expression_name
-from bzrk.kql.catalog import lookup_aggregate
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
@@ -74,15 +73,6 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
         if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
             _percentiles(ctx, expr, item, row_scope, columns, out, used)
             continue
-        outside = _column_outside_aggregate(expr, row_scope, {k[0] for k in keys})
-        # the binder reports this first (KS236); kept for trees the compiler rewrote
-        if outside is not None:  # as Kusto refuses `summarize a by b` (ClickHouse's code 215)
-            raise unsupported(
-                outside,
-                f"summarize reads the column '{outside.name}' outside an aggregate function;"
-                f" use an aggregate such as take_any({outside.name})",
-                code="TypeMismatch",
-            )
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
         named = ctx.bound_names(item)
         if item.names:
@@ -99,24 +89,6 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
         out.append((name, value.type))
     keep_series = series_filter(ctx.budget_policy, ctx.budgets, op, relation, keys)
     return ctx.select(relation, columns, out, group_by=group_by, where=keep_series)
-
-
-def _column_outside_aggregate(expr: K.Node, scope: Scope, keys: set[str]) -> K.NameRef | None:
-    """A row column an aggregate expression reads outside every aggregate call (None: none)."""
-    stack: list[K.Node] = [expr]
-    while stack:
-        node = stack.pop()
-        # An aggregate of Kusto's catalogue that bzrk does not translate is that call's error
-        # (``not supported``), not a column read outside an aggregate.
-        if isinstance(node, K.Call) and (is_aggregate(node.name) or lookup_aggregate(node.name)):
-            continue
-        name = node.name if isinstance(node, K.NameRef) else None
-        if name in scope.columns and name not in keys and name not in scope.lets:
-            return node  # type: ignore[return-value]
-        if isinstance(node, K.Pipeline):  # toscalar(…) and the like read their own rows
-            continue
-        stack.extend(node.children())
-    return None
 
 
 def by_name(node: K.Expr) -> str | None:
