@@ -136,13 +136,13 @@ def _tuple_columns(b: Binder, item: s.NamedExpr) -> list[tuple[str, str]] | None
         return cols
     if item.names:  # a single name renames the first column only
         arg = expression_name(expr.args[0]) if expr.args else None
-        base = f"{expr.name}_{arg}" if arg else expr.name
+        base = f"{expr.name}_{arg or ''}"  # series_stats__min for a literal, as Kusto names it
         return [(item.names[0], suffixes[0][1])] + [
             (f"{base}_{suffix}", t) for suffix, t in suffixes[1:]
         ]
     else:
         arg = expression_name(expr.args[0]) if expr.args else None
-        base = f"{expr.name}_{arg}" if arg else expr.name
+        base = f"{expr.name}_{arg or ''}"  # series_stats__min for a literal, as Kusto names it
     return [(f"{base}_{suffix}", t) for suffix, t in suffixes]
 
 

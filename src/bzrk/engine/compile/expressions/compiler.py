@@ -15,6 +15,7 @@ from bzrk.engine.compile import annotated, bag_paths, bag_search, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions import star
 from bzrk.engine.compile.expressions.special import SPECIAL
+from bzrk.engine.compile.functions.series.table import MULTI_COLUMN_FUNCTIONS
 from bzrk.engine.compile.functions.table import lookup
 from bzrk.engine.compile.functions.window import WINDOW_FUNCTIONS
 from bzrk.engine.compile.literals import literal
@@ -279,6 +280,12 @@ class ExprCompiler:
         if special is not None:
             return special(self, node)
         builder = lookup(name)
+        if builder is None and name in MULTI_COLUMN_FUNCTIONS:
+            raise unsupported(
+                node,
+                f"{name}() gives several columns: use it as a whole extend or project item, "
+                f"as in extend (a, b) = {name}(…)",
+            )
         if builder is None:
             raise unsupported(node, f"function '{name}' is not supported", code="UnknownFunction")
         args = [self.compile(a) for a in node.args]

@@ -14,7 +14,7 @@ from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import CompileError, unsupported
 from bzrk.engine.compile.functions.dynamic import bag_pack
 from bzrk.engine.compile.functions.misc import estimate_data_size
-from bzrk.engine.compile.typed import T, Typed, lit
+from bzrk.engine.compile.typed import T, Typed, lit, typed_null
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -27,6 +27,22 @@ def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
     if isinstance(name, str) and name in c.scope.columns:
         return c.scope.columns[name]
     return c.compile(node.args[1])
+
+
+def _iscolumnexists(c: ExprCompiler, node: K.Call) -> Typed:
+    """The deprecated ``iscolumnexists(name)``: whether the row has a column of that name."""
+    name_value = c.compile(node.args[0])
+    name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
+    return Typed(S.Lit(isinstance(name, str) and name in c.scope.columns), "bool")
+
+
+def _ingestion_time(c: ExprCompiler, node: K.Call) -> Typed:
+    """When the row arrived: an OTel table's ``ingest_time``, else null, as ADX answers for a
+    table without an ingestion-time policy (a datatable, a computed row)."""
+    column = c.scope.columns.get("ingest_time")
+    if column is not None and column.type == "datetime":
+        return column
+    return typed_null("datetime")
 
 
 def reads_columns(expr: Any) -> bool:
@@ -114,6 +130,9 @@ def column_names_of(c: ExprCompiler, node: K.Call) -> Typed:
 # Calls compiled from their syntax node (the row or a tabular argument), not their values.
 SPECIAL: dict[str, Callable[[ExprCompiler, K.Call], Typed]] = {
     "column_ifexists": _column_ifexists,
+    "columnifexists": _column_ifexists,
+    "iscolumnexists": _iscolumnexists,
+    "ingestion_time": _ingestion_time,
     "estimate_data_size": estimate_data_size,
     "toscalar": _toscalar,
     "pack_all": _pack_all,

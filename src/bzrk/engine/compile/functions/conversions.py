@@ -184,9 +184,9 @@ reg("todouble toreal", _to("real"))
 reg("todecimal", _to("decimal"))
 reg("tobool toboolean", _to("bool"))
 reg("todatetime", _to("datetime"))
-reg("totimespan", _to("timespan"))
+reg("totimespan totime", _to("timespan"))
 reg("tostring", lambda c, a, n: Typed(to_string(a[0]), "string"))
-reg("todynamic parse_json toobject", lambda c, a, n: parse_json(a[0]))
+reg("todynamic parse_json toobject parsejson", lambda c, a, n: parse_json(a[0]))
 
 # --- null / emptiness / logic ----------------------------------------------------------------
 
@@ -221,9 +221,9 @@ def _isempty(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 
 reg("isnull", _isnull)
-reg("isnotnull", lambda c, a, n: Typed(S.Not(_isnull(c, a, n).sql), "bool"))
+reg("isnotnull notnull", lambda c, a, n: Typed(S.Not(_isnull(c, a, n).sql), "bool"))
 reg("isempty", _isempty)
-reg("isnotempty", lambda c, a, n: Typed(S.Not(_isempty(c, a, n).sql), "bool"))
+reg("isnotempty notempty", lambda c, a, n: Typed(S.Not(_isempty(c, a, n).sql), "bool"))
 reg("not", lambda c, a, n: Typed(S.Not(c.as_bool(a[0])), "bool"))
 
 

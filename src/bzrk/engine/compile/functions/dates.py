@@ -342,7 +342,7 @@ reg(
 )
 reg("datetime_add", lambda c, a, n: datetime_add(a[0], a[1], a[2]))
 reg("datetime_diff", lambda c, a, n: datetime_diff(a[0], a[1], a[2]))
-reg("datetime_part", lambda c, a, n: datetime_part(a[0], a[1]))
+reg("datetime_part datepart", lambda c, a, n: datetime_part(a[0], a[1]))
 
 
 def _dt_fn(template: str, result: str = "long") -> Builder:
@@ -354,7 +354,7 @@ reg("getmonth monthofyear", _dt_fn("toInt64(toMonth({0}))"))
 reg("dayofmonth", _dt_fn("toInt32(toDayOfMonth({0}))", "int"))
 reg("dayofyear", _dt_fn("toInt32(toDayOfYear({0}))", "int"))
 reg("hourofday", _dt_fn("toInt64(toHour({0}))"))
-reg("week_of_year", _dt_fn("toInt64(toISOWeek({0}))"))
+reg("week_of_year weekofyear", _dt_fn("toInt64(toISOWeek({0}))"))
 reg("dayofweek", fn("toInt64((toDayOfWeek({0}) % 7) * 864000000000)"))
 reg("startofday", lambda c, a, n: start_of("day", a))
 reg("startofweek", lambda c, a, n: start_of("week", a))

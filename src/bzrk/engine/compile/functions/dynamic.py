@@ -58,7 +58,7 @@ def bag_pack(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 reg("pack_array", _pack_array)
 reg("bag_pack pack pack_dictionary", bag_pack)
-reg("array_length", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)"))
+reg("array_length arraylength", fn("if(JSONType({0}) = 'Array', toInt64(JSONLength({0})), NULL)"))
 
 
 def _array_concat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -159,7 +159,7 @@ def _first_set_filtered(condition: str) -> Builder:
 reg("set_intersect", _first_set_filtered("{all}"))
 reg("set_difference", _first_set_filtered("NOT ({any})"))
 reg(
-    "strcat_array",
+    "strcat_array array_strcat",
     lambda c, a, n: Typed(
         T(
             "arrayStringConcat(arrayMap(x -> " + DYN_TEXT_X + ", JSONExtractArrayRaw({0})), {1})",

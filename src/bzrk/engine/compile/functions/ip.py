@@ -358,7 +358,7 @@ def _parse_url(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     )
 
 
-reg("parse_url", _parse_url)
+reg("parse_url parseurl", _parse_url)
 
 reg(
     "format_ipv4_mask",

@@ -40,6 +40,8 @@ reg("tolower", fn("lowerUTF8({0})", conv="s"))
 reg("reverse", fn("reverseUTF8({0})", conv="s"))
 reg("replace_string", fn("replaceAll({0}, {1}, {2})", conv="s"))
 reg("replace_regex", fn("replaceRegexpAll({0}, {1}, {2})", conv="s"))
+# The deprecated replace(regex, rewrite, source): replace_regex with its arguments in that order.
+reg("replace", fn("replaceRegexpAll({2}, {0}, {1})", conv="s"))
 reg("url_decode", fn("decodeURLComponent({0})", conv="s"))
 reg("base64_encode_tostring base64_encodestring", fn("base64Encode({0})", conv="s"))
 reg(
@@ -192,7 +194,7 @@ def _constant_group_numbers(value: Typed) -> list[int] | None:
     return groups
 
 
-reg("extract_all", _extract_all_simple)
+reg("extract_all extractall", _extract_all_simple)
 
 
 def _split(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -238,7 +240,7 @@ _UTF8_CHAR = (
     "p < 65536, char(224 + intDiv(p, 4096), 128 + intDiv(p, 64) % 64, 128 + p % 64), "
     "char(240 + intDiv(p, 262144), 128 + intDiv(p, 4096) % 64, 128 + intDiv(p, 64) % 64, 128 + p % 64))"
 )
-reg("unicode_codepoints_to_string", _codepoints_to_string)
+reg("unicode_codepoints_to_string make_string", _codepoints_to_string)
 
 
 def _strrep(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -279,7 +281,7 @@ def _unicode_from_string(c: ExprCompiler, args: list[Typed], node: K.Call) -> Ty
     )
 
 
-reg("unicode_codepoints_from_string", _unicode_from_string)
+reg("unicode_codepoints_from_string to_utf8", _unicode_from_string)
 
 
 def _countof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -342,7 +344,7 @@ reg(
     ),
 )
 reg(
-    "parse_urlquery",
+    "parse_urlquery parseurlquery",
     fn(
         "concat('{{\"Query Parameters\":', toJSONString(CAST(arrayMap(kv -> (decodeURLComponent(splitByChar('=', kv)[1]), decodeURLComponent(arrayStringConcat(arraySlice(splitByChar('=', kv), 2), '='))), splitByChar('&', replaceRegexpOne({0}, '^.*\\?', ''))), 'Map(String, String)')), '}}')",
         conv="s",

@@ -85,7 +85,8 @@ def multi_column(compiler: ExprCompiler, item: K.NamedExpr) -> list[tuple[str, T
     builder_name, fields = MULTI_COLUMN_FUNCTIONS[expr.name]
     args = [compiler.compile(a) for a in expr.args]
     bag = FUNCTIONS[builder_name](compiler, args, expr)
-    arg_name = expr_name(expr.args[0]) if expr.args else ""
+    # A first argument with no name of its own (a literal) leaves it empty: series_stats__min.
+    arg_name = (expr_name(expr.args[0]) if expr.args else None) or ""
     if len(item.names) == 1:
         # `a = series_decompose_anomalies(y)`: one column, the function's first result (the
         # flags; the binder's schema, and what Berserk's agents read), as for a one-name tuple.

@@ -7,6 +7,7 @@ from bzrk.engine.compile.functions.series.decompose import (
     DECOMPOSE_FUNCTIONS,
     DECOMPOSE_MULTI_COLUMN,
 )
+from bzrk.engine.compile.functions.series.fourier import FOURIER_FUNCTIONS, FOURIER_MULTI_COLUMN
 from bzrk.engine.compile.functions.series.periods import PERIOD_FUNCTIONS, PERIOD_MULTI_COLUMN
 from bzrk.engine.compile.functions.series.poly import POLY_FUNCTIONS, POLY_MULTI_COLUMN
 from bzrk.engine.compile.functions.series.reducers import REDUCER_FUNCTIONS
@@ -16,6 +17,7 @@ SERIES_FUNCTIONS: dict[str, object] = {
     **DECOMPOSE_FUNCTIONS,
     **POLY_FUNCTIONS,
     **PERIOD_FUNCTIONS,
+    **FOURIER_FUNCTIONS,
     **REDUCER_FUNCTIONS,
 }
 
@@ -25,4 +27,5 @@ MULTI_COLUMN_FUNCTIONS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     **DECOMPOSE_MULTI_COLUMN,
     **POLY_MULTI_COLUMN,
     **PERIOD_MULTI_COLUMN,
+    **FOURIER_MULTI_COLUMN,
 }
