@@ -121,6 +121,13 @@ CASES = [
     # timespan % number is a remainder of ticks (1h is 36,000,000,000), never negative, null
     # by 0; it was an engine-side "not defined" the binder had accepted
     ("print 1h % 7, 10d % int(3), -1h % 7, 1h % 0, 90m % 1h", [[6, 0, 1, None, 18000000000]]),
+    # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
+    (
+        "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "
+        "set_equals(dynamic([1, 2]), dynamic([1, 2, 3])), set_equals(dynamic([]), dynamic([])), "
+        "set_equals(dynamic(1), dynamic([1]))",
+        [[True, False, True, None]],
+    ),
 ]
 
 
@@ -476,3 +483,14 @@ def test_a_datetime_past_2299_is_an_overflow_error_that_says_the_range(
     assert info.value.error.code == "ArithmeticOverflow"
     assert "2299-12-31" in info.value.error.message
     assert "DB::Exception" not in info.value.error.message
+
+
+def test_percentrank_tdigest_is_the_inverse_of_percentile_tdigest(chdb_backend: Any) -> None:
+    digest = "range x from 1 to 200 step 1 | summarize t = tdigest(x) "
+    assert rows(
+        chdb_backend,
+        digest + "| project r = percentrank_tdigest(t, 170), p = toreal(percentile_tdigest(t, 85)), "
+        "low = percentrank_tdigest(t, 0), high = percentrank_tdigest(t, 1e9)",
+    ) == [[85.0, 170.0, 0.0, 100.0]]
+    empty = "datatable(x: long)[] | summarize t = tdigest(x) | project r = percentrank_tdigest(t, 1)"
+    assert rows(chdb_backend, empty) == [[None]]

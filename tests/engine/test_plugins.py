@@ -243,3 +243,36 @@ def test_pivot_names_an_empty_value_column1(chdb_backend) -> None:  # type: igno
     )
     assert names == ["k", "Column1", "a"]
     assert sorted(rows) == [["x", 1, 1], ["y", 0, 1]]
+
+
+def test_narrow_gives_one_row_per_cell_in_row_then_column_order(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    names, rows = table(
+        chdb_backend,
+        "datatable(a: long, b: string, c: datetime, d: dynamic)"
+        "[1, 'x', datetime(2020-01-01), dynamic({'k': [1]}), long(null), '', datetime(null), dynamic(null)]"
+        " | evaluate narrow()",
+    )
+    assert names == ["Row", "Column", "Value"]
+    assert rows == [
+        [0, "a", "1"],
+        [0, "b", "x"],
+        [0, "c", "2020-01-01T00:00:00.0000000Z"],
+        [0, "d", '{"k":[1]}'],
+        [1, "a", ""],
+        [1, "b", ""],
+        [1, "c", ""],
+        [1, "d", ""],
+    ]
+
+
+def test_narrow_of_a_stored_record_shows_its_fields_not_raw(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
+    from tests.engine.stored_logs import Logs, create_logs
+
+    create_logs(chdb_backend, ch_database, 1_700_000_000 * 10**9, [{"attributes": {"http.route": "/a"}}])
+    def rows(kql: str) -> list[list[Any]]:
+        return execute_text(chdb_backend, kql, resolver=Logs(ch_database)).tables[0].rows
+
+    [[bag_text]] = rows("logs | project tostring(attributes)")
+    cells = rows("logs | evaluate narrow() | where Column in ('body', 'attributes', '$raw')")
+    assert cells == [[0, "body", "line 0"], [0, "attributes", bag_text]]
+    assert "/a" in bag_text

@@ -156,6 +156,22 @@ def _first_set_filtered(condition: str) -> Builder:
     return build
 
 
+# Whether two arrays hold the same distinct values (compared as set_union compares them: by
+# their JSON text); null where either is not an array.
+reg(
+    "set_equals",
+    lambda c, a, n: Typed(
+        T(
+            "if(JSONType({0}) = 'Array' AND JSONType({1}) = 'Array', "
+            "arraySort(arrayDistinct({2})) = arraySort(arrayDistinct({3})), NULL)",
+            a[0].sql,
+            a[1].sql,
+            _raw_array(a[0].sql),
+            _raw_array(a[1].sql),
+        ),
+        "bool",
+    ),
+)
 reg("set_intersect", _first_set_filtered("{all}"))
 reg("set_difference", _first_set_filtered("NOT ({any})"))
 reg(

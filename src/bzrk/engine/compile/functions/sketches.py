@@ -158,6 +158,21 @@ def rank_tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+def percentrank_tdigest(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    """The share of the digest's values at or below ``value``, in percent: the inverse of
+    percentile_tdigest's nearest rank (null for an empty digest)."""
+    value = cast_to(a[1], "real").sql
+    return Typed(
+        T(
+            "if(length(JSONExtractArrayRaw({0})) = 0, NULL, 100.0 * length(arrayFilter("
+            "x -> toFloat64OrZero(x) <= {1}, JSONExtractArrayRaw({0}))) / length(JSONExtractArrayRaw({0})))",
+            a[0].sql,
+            value,
+        ),
+        "real",
+    )
+
+
 SKETCH_FUNCTIONS = {
     "hll_merge": hll_merge,
     "tdigest_merge": tdigest_merge,
@@ -166,4 +181,5 @@ SKETCH_FUNCTIONS = {
     "percentile_tdigest": percentile_tdigest,
     "percentiles_array_tdigest": percentiles_array_tdigest,
     "rank_tdigest": rank_tdigest,
+    "percentrank_tdigest": percentrank_tdigest,
 }

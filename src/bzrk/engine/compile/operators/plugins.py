@@ -28,6 +28,7 @@ from bzrk.engine.compile.operators.analytics import (
 )
 from bzrk.engine.compile.operators.geo_lookup import geo_lookup
 from bzrk.engine.compile.operators.lookups import bag_unpack, ipv4_lookup
+from bzrk.engine.compile.operators.narrow import narrow
 from bzrk.engine.compile.operators.pivot import pivot
 from bzrk.engine.compile.row_order import numbered, strip_rn
 from bzrk.engine.compile.typed import T, lit
@@ -176,6 +177,7 @@ def _registry() -> dict[str, Plugin]:
         "geo_line_lookup": lambda ctx, op, rel: geo_lookup(ctx, op, rel, "line"),
         "bag_unpack": bag_unpack,
         "pivot": pivot,
+        "narrow": narrow,
         "ipv4_lookup": ipv4_lookup,
         "ipv6_lookup": ipv6_lookup,
         "rows_near": rows_near,
