@@ -199,6 +199,7 @@ def test_every_operator_module_is_in_the_operator_table() -> None:
         "patterns",
         "analytics",
         "pivot",
+        "narrow",
     }  # plugins, helpers
     for module in MODULES:
         if module.startswith("operators.") and module.split(".", 1)[1] not in helpers:

@@ -18,7 +18,10 @@ from tests.engine.stored_logs import Logs, create_logs
 # (deprecated call, the current call it must equal)
 PAIRS = [
     ("parsejson('{\"a\": [1, 2]}')", "parse_json('{\"a\": [1, 2]}')"),
-    ("parseurl('https://u:p@h.example:8080/a/b?x=1#f')", "parse_url('https://u:p@h.example:8080/a/b?x=1#f')"),
+    (
+        "parseurl('https://u:p@h.example:8080/a/b?x=1#f')",
+        "parse_url('https://u:p@h.example:8080/a/b?x=1#f')",
+    ),
     ("parseurlquery('k1=v1&k2=v2')", "parse_urlquery('k1=v1&k2=v2')"),
     ("extractall(@'(\\d+)', 'a1b22c333')", "extract_all(@'(\\d+)', 'a1b22c333')"),
     (
@@ -28,7 +31,10 @@ PAIRS = [
     ("replace(@'(\\d)', @'<\\1>', 'a1b2')", "replace_regex('a1b2', @'(\\d)', @'<\\1>')"),
     ("arraylength(dynamic([1, 2, 3]))", "array_length(dynamic([1, 2, 3]))"),
     ("array_strcat(dynamic([1, 'b', 2.5]), '-')", "strcat_array(dynamic([1, 'b', 2.5]), '-')"),
-    ("datepart('hour', datetime(2024-02-03 04:05:06))", "datetime_part('hour', datetime(2024-02-03 04:05:06))"),
+    (
+        "datepart('hour', datetime(2024-02-03 04:05:06))",
+        "datetime_part('hour', datetime(2024-02-03 04:05:06))",
+    ),
     ("weekofyear(datetime(2024-12-30))", "week_of_year(datetime(2024-12-30))"),
     ("totime('1.02:03:04')", "totimespan('1.02:03:04')"),
     ("notnull(int(null))", "isnotnull(int(null))"),
@@ -45,7 +51,9 @@ def one_row(backend: Any, kql: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(("old", "new"), PAIRS, ids=[p[0].split("(")[0] for p in PAIRS])
-def test_a_deprecated_name_answers_as_its_current_function(chdb_backend: Any, old: str, new: str) -> None:
+def test_a_deprecated_name_answers_as_its_current_function(
+    chdb_backend: Any, old: str, new: str
+) -> None:
     old_row, new_row = one_row(chdb_backend, f"print {old}"), one_row(chdb_backend, f"print {new}")
     assert old_row == new_row
     assert old_row[0] not in (None, "")
@@ -64,7 +72,9 @@ def test_columnifexists_and_iscolumnexists_look_at_the_row(chdb_backend: Any) ->
     assert one_row(chdb_backend, kql) == [1, 7, True, False]
 
 
-def test_ingestion_time_is_when_a_stored_record_arrived(chdb_backend: Any, ch_database: str) -> None:
+def test_ingestion_time_is_when_a_stored_record_arrived(
+    chdb_backend: Any, ch_database: str
+) -> None:
     start = 1_700_000_000 * 10**9
     create_logs(chdb_backend, ch_database, start, [{}, {}])
     result = execute_text(

@@ -121,6 +121,19 @@ CASES = [
     # timespan % number is a remainder of ticks (1h is 36,000,000,000), never negative, null
     # by 0; it was an engine-side "not defined" the binder had accepted
     ("print 1h % 7, 10d % int(3), -1h % 7, 1h % 0, 90m % 1h", [[6, 0, 1, None, 18000000000]]),
+    # countof: plain matches may overlap (the reference: countof("aaaa", "aa") is 3, "not 2!"),
+    # regex matches do not
+    (
+        'print countof("aaaa", "aa"), countof("ababa", "aba"), countof("ababa", "aba", "regex"), '
+        'countof("The cat sat on the mat", "at"), countof("abc", "")',
+        [[3, 2, 1, 3, 0]],
+    ),
+    # translate: a short replacement list repeats its last character; an empty one deletes
+    (
+        'print translate("abc", "x", "abc"), translate("abc", "", "ab"), '
+        'translate("krasp", "otsku", "spark"), translate("abc", "xy", "abcd")',
+        [["xxx", "", "kusto", "xyyd"]],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "
@@ -489,8 +502,11 @@ def test_percentrank_tdigest_is_the_inverse_of_percentile_tdigest(chdb_backend: 
     digest = "range x from 1 to 200 step 1 | summarize t = tdigest(x) "
     assert rows(
         chdb_backend,
-        digest + "| project r = percentrank_tdigest(t, 170), p = toreal(percentile_tdigest(t, 85)), "
+        digest
+        + "| project r = percentrank_tdigest(t, 170), p = toreal(percentile_tdigest(t, 85)), "
         "low = percentrank_tdigest(t, 0), high = percentrank_tdigest(t, 1e9)",
     ) == [[85.0, 170.0, 0.0, 100.0]]
-    empty = "datatable(x: long)[] | summarize t = tdigest(x) | project r = percentrank_tdigest(t, 1)"
+    empty = (
+        "datatable(x: long)[] | summarize t = tdigest(x) | project r = percentrank_tdigest(t, 1)"
+    )
     assert rows(chdb_backend, empty) == [[None]]

@@ -133,3 +133,25 @@ def test_fieldstats_depth_counts_levels_below_the_column(chdb_backend) -> None: 
     with pytest.raises(QueryError) as raised:
         rows(chdb_backend, FIELDS + " | fieldstats with limit=0")
     assert raised.value.code == "InvalidArgument"
+
+
+def test_sample_distinct_gives_at_most_n_distinct_values(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = "datatable(E: string, D: long)['a', 1, 'b', 5, 'a', 3, 'c', 2, 'b', 9]"
+    two = execute_text(chdb_backend, f"{data} | sample-distinct 2 of E").tables[0]
+    assert [c.name for c in two.columns] == ["E"]
+    values = [r[0] for r in two.rows]
+    assert len(values) == 2 and len(set(values)) == 2 and set(values) <= {"a", "b", "c"}
+    assert sorted(r[0] for r in rows(chdb_backend, f"{data} | sample-distinct 10 of E")) == [
+        "a",
+        "b",
+        "c",
+    ]
+
+
+def test_percentilew_weights_each_row(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = "datatable(E: string, D: long, W: long)['a', 1, 1, 'a', 2, 3, 'b', 5, 1]"
+    result = execute_text(
+        chdb_backend, f"{data} | summarize percentilew(D, W, 50), x = percentilew(D, W, 99) * 2"
+    )
+    assert [c.name for c in result.tables[0].columns] == ["percentile_D_50", "x"]
+    assert result.tables[0].rows == [[2, 10]]

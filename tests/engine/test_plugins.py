@@ -268,7 +268,10 @@ def test_narrow_gives_one_row_per_cell_in_row_then_column_order(chdb_backend) ->
 def test_narrow_of_a_stored_record_shows_its_fields_not_raw(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
     from tests.engine.stored_logs import Logs, create_logs
 
-    create_logs(chdb_backend, ch_database, 1_700_000_000 * 10**9, [{"attributes": {"http.route": "/a"}}])
+    create_logs(
+        chdb_backend, ch_database, 1_700_000_000 * 10**9, [{"attributes": {"http.route": "/a"}}]
+    )
+
     def rows(kql: str) -> list[list[Any]]:
         return execute_text(chdb_backend, kql, resolver=Logs(ch_database)).tables[0].rows
 

@@ -59,12 +59,16 @@ def test_the_inverse_gives_the_series_back(chdb_backend: Any) -> None:
 def test_any_length_matches_numpy(chdb_backend: Any, n: int) -> None:
     rng = np.random.default_rng(n)
     series = rng.normal(size=n).round(6).tolist()
-    names, row = table(chdb_backend, f"print y = dynamic({json.dumps(series)}) | extend series_fft(y)")
+    names, row = table(
+        chdb_backend, f"print y = dynamic({json.dumps(series)}) | extend series_fft(y)"
+    )
     assert names == ["y", "series_fft_y_real", "series_fft_y_imag"]
     expected = np.fft.fft(series)
     np.testing.assert_allclose(row[1], expected.real, atol=1e-9)
     np.testing.assert_allclose(row[2], expected.imag, atol=1e-9)
-    _, inverse = table(chdb_backend, f"print y = dynamic({json.dumps(series)}) | project series_ifft(y)")
+    _, inverse = table(
+        chdb_backend, f"print y = dynamic({json.dumps(series)}) | project series_ifft(y)"
+    )
     expected_inverse = np.fft.ifft(series)
     np.testing.assert_allclose(inverse[0], expected_inverse.real, atol=1e-9)
     np.testing.assert_allclose(inverse[1], expected_inverse.imag, atol=1e-9)
@@ -81,7 +85,9 @@ def test_nulls_count_as_zero_and_an_empty_series_stays_empty(chdb_backend: Any) 
 
 def test_a_series_fft_outside_extend_or_project_is_a_coded_error(chdb_backend: Any) -> None:
     with pytest.raises(QueryError) as caught:
-        execute_text(chdb_backend, "print y = dynamic([1, 2]) | where array_length(series_fft(y)) > 0")
+        execute_text(
+            chdb_backend, "print y = dynamic([1, 2]) | where array_length(series_fft(y)) > 0"
+        )
     assert caught.value.code == "UnsupportedConstruct"
     assert "extend (a, b) = series_fft" in str(caught.value)
 

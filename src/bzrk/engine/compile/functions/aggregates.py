@@ -322,6 +322,25 @@ def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     )
 
 
+def _percentilew(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    """percentilew(x, weight, p) inside an expression: a row counts ``weight`` times (a null or
+    negative weight not at all), as percentilesw does."""
+    x, weight = a[0], cast_to(a[1], "long").sql
+    point = n.args[2] if len(n.args) > 2 else None
+    if isinstance(point, K.Literal):
+        pv: S.Expr = S.Lit(nearest_rank_level(checked_percent(point, point.value)))
+    else:
+        pv = T("greatest(0, {0} / 100.0 - 1e-12)", cast_to(a[2], "real").sql)
+    return Typed(
+        S.Func(
+            "quantileExactWeighted",
+            [x.sql, T("toUInt64(greatest(ifNull({0}, 0), 0))", weight)],
+            params=[pv],
+        ),
+        x.type if x.type in ("long", "real", "timespan", "datetime") else "real",
+    )
+
+
 def _take_any(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     x = a[0]
     if x.type == "string":
@@ -378,6 +397,7 @@ agg("stdevpif", _statif("stddevPop"))
 agg("varianceif", _statif("varSamp"))
 agg("variancepif", _statif("varPop"))
 agg("percentile", _percentile)
+agg("percentilew", _percentilew)
 agg("take_any any", _take_any)
 agg("take_anyif anyif", _take_anyif)
 agg("binary_all_and", _logical("groupBitAnd"))

@@ -58,7 +58,23 @@ reg(
         conv="s",
     ),
 )
-reg("translate", fn("translateUTF8({2}, {0}, {1})", conv="s"))
+
+
+def _translate(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    # translate(searchList, replacementList, source): a replacement list shorter than the
+    # search list repeats its last character (translate("abc", "x", s) maps all three to x);
+    # an empty one deletes the search characters.
+    search, replacement, source = (to_string(a) for a in args[:3])
+    padded = T(
+        "if(lengthUTF8({1}) = 0 OR lengthUTF8({1}) >= lengthUTF8({0}), {1}, concat({1}, "
+        "repeat(substringUTF8({1}, lengthUTF8({1}), 1), lengthUTF8({0}) - lengthUTF8({1}))))",
+        search,
+        replacement,
+    )
+    return Typed(T("translateUTF8({0}, {1}, {2})", source, search, padded), "string")
+
+
+reg("translate", _translate)
 reg("hash_md5", fn("lower(hex(MD5({0})))", conv="s"))
 reg("hash_sha256", fn("lower(hex(SHA256({0})))", conv="s"))
 reg("hash_sha1", fn("lower(hex(SHA1({0})))", conv="s"))
@@ -289,7 +305,17 @@ def _countof(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     kind = args[2].sql.value if len(args) > 2 and isinstance(args[2].sql, S.Lit) else "normal"
     if kind == "regex":
         return Typed(T("toInt64(countMatches({0}, {1}))", text, needle), "long")
-    return Typed(T("toInt64(countSubstrings({0}, {1}))", text, needle), "long")
+    # A plain match may overlap another (countof("aaaa", "aa") is 3, as the reference says);
+    # regex matches do not.
+    return Typed(
+        T(
+            "toInt64(if(length({1}) = 0, 0, length(arrayFilter(i -> substring({0}, i, length({1})) = {1}, "
+            "range(1, toUInt64(length({0})) + 1)))))",
+            text,
+            needle,
+        ),
+        "long",
+    )
 
 
 reg("countof", _countof)

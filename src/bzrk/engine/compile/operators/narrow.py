@@ -24,7 +24,9 @@ OUTPUT = [("Row", "long"), ("Column", "string"), ("Value", "string")]
 
 def narrow(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
     if op.plugin.args:
-        raise unsupported(op.plugin.args[0], "narrow() takes no arguments", code="WrongArgumentCount")
+        raise unsupported(
+            op.plugin.args[0], "narrow() takes no arguments", code="WrongArgumentCount"
+        )
     visible = relation.visible_columns()
     numbered = ctx.select(
         relation,

@@ -1,5 +1,5 @@
 """Operators that order, cut or count rows: `sort`, `take`, `tail`, `top`, `count`, `distinct`,
-`sample`."""
+`sample`, `sample-distinct`."""
 
 from __future__ import annotations
 
@@ -145,5 +145,20 @@ def op_sample(ctx: CompileContext, op: K.Sample, relation: Relation) -> Relation
         [(S.Col(n), n) for n, _ in relation.columns],
         relation.columns,
         order_by=[(T("rand()"), False, False)],
+        limit=count_value(ctx, op.count),
+    )
+
+
+def op_sample_distinct(ctx: CompileContext, op: K.SampleDistinct, relation: Relation) -> Relation:
+    """`sample-distinct N of c`: at most N distinct values of ``c`` (which ones is arbitrary, as
+    in ADX), in a column named as ``c``."""
+    relation = strip_rn(ctx, relation)
+    value = ctx.expr(relation, op.of)
+    name = expr_name(op.of) or "Column1"
+    return ctx.select(
+        relation,
+        [(value.sql, name)],
+        [(name, value.type)],
+        distinct=True,
         limit=count_value(ctx, op.count),
     )

@@ -181,7 +181,7 @@ def _percentiles(
 ) -> None:
     value = ExprCompiler(scope).compile(call.args[0])
     column = expr_name(call.args[0]) or ""
-    weighted = call.name.startswith("percentilesw")
+    weighted = call.name.startswith(("percentilesw", "percentilew"))
     points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
 
     def quantile(pct: Any) -> S.Expr:
@@ -248,7 +248,13 @@ def _percent_label(pct: Any) -> str:
     return label[:-2] if label.endswith("_0") else label
 
 
-_PERCENTILES = ("percentiles", "percentiles_array", "percentilesw", "percentilesw_array")
+_PERCENTILES = (
+    "percentiles",
+    "percentiles_array",
+    "percentilesw",
+    "percentilesw_array",
+    "percentilew",
+)
 
 
 def _percentile_points(nodes: Sequence[K.Expr], scope: Scope) -> list[Any]:

@@ -57,6 +57,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.Count: rows.op_count,
     K.Distinct: rows.op_distinct,
     K.Sample: rows.op_sample,
+    K.SampleDistinct: rows.op_sample_distinct,
     K.Summarize: summarize.op_summarize,
     K.TopNested: topnested.op_top_nested,
     K.TopHitters: top_hitters.op_top_hitters,

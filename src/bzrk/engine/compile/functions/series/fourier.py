@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.functions.builders import Builder
 from bzrk.engine.compile.functions.series.core import numbers
 from bzrk.engine.compile.functions.series.decompose import let
 from bzrk.engine.compile.typed import T, Typed
@@ -50,7 +51,7 @@ def _transform(inverse: bool) -> str:
     )
 
 
-def _builder(inverse: bool):  # type: ignore[no-untyped-def]
+def _builder(inverse: bool) -> Builder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
         real = T("arrayMap(v -> ifNull(v, 0.), {0})", numbers(a[0]))
         has_imag = len(a) > 1 and not (isinstance(a[1].sql, S.Lit) and a[1].sql.value is None)
