@@ -510,3 +510,19 @@ def test_percentrank_tdigest_is_the_inverse_of_percentile_tdigest(chdb_backend: 
         "datatable(x: long)[] | summarize t = tdigest(x) | project r = percentrank_tdigest(t, 1)"
     )
     assert rows(chdb_backend, empty) == [[None]]
+
+
+def test_each_rand_and_new_guid_call_draws_its_own_value(chdb_backend: Any) -> None:
+    # ClickHouse computes identical expressions of a row once: two rand() calls were one value,
+    # so the join-time-window reference example, which draws SessionId and EventType with two
+    # rand() calls, found no session (0 where the reference shows ~3,300).
+    got = rows(
+        chdb_backend,
+        "range x from 1 to 200 step 1 | extend a = rand(), b = rand(), s = rand(1000), "
+        "t = rand(1000), g1 = new_guid(), g2 = new_guid() "
+        "| summarize same = countif(a == b), ints = countif(s == t), guids = countif(g1 == g2), "
+        "kept = countif(a == a)",
+    )
+    [[same, ints, guids, kept]] = got
+    assert (same, guids, kept) == (0, 0, 200)
+    assert ints < 20  # two draws of 0..999 agree about once in a thousand rows

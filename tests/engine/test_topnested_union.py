@@ -66,3 +66,17 @@ def test_union_split_columns_yield_to_real_names(chdb_backend) -> None:  # type:
 def test_externaldata_is_refused_with_a_reason(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(QueryError, match="external storage"):
         table(chdb_backend, 'externaldata (a:string) [h@"https://example.com/x.csv"]')
+
+
+def test_an_unnamed_top_nested_aggregate_is_aggregated_level_and_can_be_referenced(
+    chdb_backend,
+) -> None:  # type: ignore[no-untyped-def]
+    # the reference's first example projects `StateTotalDamage = aggregated_State`
+    kql = (
+        'datatable(State: string, DamageProperty: long)["CA", 100, "OK", 80, "TX", 3, "CA", 5] '
+        "| top-nested 2 of State by sum(DamageProperty) "
+        "| project State, StateTotalDamage = aggregated_State | order by StateTotalDamage"
+    )
+    result = execute_text(chdb_backend, kql).tables[0]
+    assert [c.name for c in result.columns] == ["State", "StateTotalDamage"]
+    assert result.rows == [["CA", 105], ["OK", 80]]

@@ -700,6 +700,8 @@ def _top_nested(b: Binder, op: s.TopNested, input: TableSchema) -> TableSchema:
         cols.append(Column(name, t))
         taken.add(name)
         agg = bind_aggregates(b, (level.by,), input, taken=taken)
+        if agg and not level.by.names:  # `by sum(x)` is named for its level: aggregated_State
+            agg = [Column(f"aggregated_{name}", agg[0].type), *agg[1:]]
         cols.extend(agg)
         taken.update(c.name for c in agg)
     return TableSchema(tuple(cols))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
@@ -57,15 +58,20 @@ reg("isinf", fn("isInfinite({0})", conv="r"))
 reg("isfinite", fn("isFinite({0})", conv="r"))
 reg("gamma", fn("tgamma({0})", conv="r"))
 reg("loggamma", fn("lgamma({0})", conv="r"))
-reg(
-    "rand",
-    lambda c, a, n: (
-        Typed(T("randCanonical()"), "real")
-        if not a
-        # rand(N): a whole number in [0, N), typed real as Kusto types it.
-        else Typed(T("floor(randCanonical() * {0})", cast_to(a[0], "real").sql), "real")
-    ),
-)
+# Each call of rand() or new_guid() draws its own value: ClickHouse computes identical
+# expressions of a row once, so every call gets an argument of its own (ignored by the function).
+_DRAWS = itertools.count(1)
+
+
+def _rand(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
+    draw = T(f"randCanonical({next(_DRAWS)})")
+    if not a:
+        return Typed(draw, "real")
+    # rand(N): a whole number in [0, N), typed real as Kusto types it.
+    return Typed(T("floor({0} * {1})", draw, cast_to(a[0], "real").sql), "real")
+
+
+reg("rand", _rand)
 
 
 def _round(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
@@ -145,7 +151,7 @@ reg(
 reg("bin_at", lambda c, a, n: bin_value(c, a[0], a[1], a[2]))
 
 # --- hashes, guids, misc ---------------------------------------------------------------------
-reg("new_guid", fn("generateUUIDv4()"))
+reg("new_guid", lambda c, a, n: Typed(T(f"generateUUIDv4({next(_DRAWS)})"), "guid"))
 reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))"))
 reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))"))
 reg("binary_xor", fn("bitXor(toInt64({0}), toInt64({1}))"))
