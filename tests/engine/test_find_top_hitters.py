@@ -212,3 +212,42 @@ def test_top_hitters_over_stored_rows(chdb_backend, stored) -> None:  # type: ig
     )
     assert columns == [("service", "string"), ("approximate_count_service", "long")]
     assert rows == [["checkout", 2], ["cart", 1]]
+
+
+def test_find_packs_a_tables_null_and_empty_values(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # the reference's `find in (C*) where * has "Kusto"` shows "participants":"" and
+    # "starttime":null in pack_
+    kql = (
+        "let ConferenceSessions = view() { datatable(conference: string, participants: string, "
+        'starttime: datetime, duration: long)["Ignite 2018 Kusto", "", datetime(null), long(null)] }; '
+        'let Customers = view() { datatable(CityName: string, CompanyName: string)["Kusto", ""] }; '
+        'find in (C*) where * has "Kusto" | order by source_ asc'
+    )
+    result = execute_text(chdb_backend, kql).tables[0]
+    assert result.rows == [
+        [
+            "ConferenceSessions",
+            {
+                "conference": "Ignite 2018 Kusto",
+                "participants": "",
+                "starttime": None,
+                "duration": None,
+            },
+        ],
+        ["Customers", {"CityName": "Kusto", "CompanyName": ""}],
+    ]
+
+
+def test_find_over_a_stored_otel_table_leaves_absent_fields_out_of_pack(
+    chdb_backend, ch_database
+) -> None:  # type: ignore[no-untyped-def]
+    create_logs(chdb_backend, ch_database, 1_700_000_000 * 10**9, [{"attributes": {"k": "v"}}])
+    result = execute_text(
+        chdb_backend,
+        'find in (logs) where body has "line" project body, pack_all()',
+        resolver=Logs(ch_database),
+    ).tables[0]
+    [[source, body, pack]] = [r for r in result.rows]
+    assert (source, body) == ("logs", "line 0")
+    assert "metric_name" not in pack and "trace_id" not in pack  # absent fields: no null keys
+    assert pack["attributes"] == {"k": "v"} and pack["timestamp"]

@@ -12,9 +12,10 @@
 * `source_` (or the `withsource=` name) holds the table's name: `default` for bzrk's stored
   OTel table.
 * `project-smart` (the default) keeps the columns the predicate names and the columns every
-  kept table has; the other non-empty columns of a row go to a `pack_` bag. `project c1, c2`
+  kept table has; the row's other columns go to a `pack_` bag (a stored OTel table's only
+  when they have a value: its null is an absent field). `project c1, c2`
   keeps those columns (null where a table lacks one); `pack_all()` in the list adds `pack_`
-  with the row's other non-empty columns. `c:type` casts the column to the type.
+  with the row's other columns, as above. `c:type` casts the column to the type.
 * A column whose type differs between tables becomes one column per type (`x_long`,
   `x_string`), as in `union`.
 """
@@ -117,6 +118,10 @@ def src_find(ctx: CompileContext, op: K.Find) -> Relation:
                 types.setdefault(name, kql_type)
         named = [n for n in predicate_names(op.predicate) if n in types and n not in ctx.lets]
         kept: list[tuple[str, Relation]] = []
+        # A stored OTel table's null is an absent field (docs/kql.md), left out of `pack_` as
+        # Berserk's records leave it out; another table's null or empty value is packed, as
+        # the reference's ConferenceSessions example shows ("participants":"", "starttime":null).
+        stored = {table for table, relation in inputs if relation.stored is not None}
         for table, relation in inputs:
             have = {n for n, _ in relation.columns}
             if named and not any(n in have for n in named):
@@ -143,7 +148,7 @@ def src_find(ctx: CompileContext, op: K.Find) -> Relation:
             columns, pack = projected, pack_all
         refs: list[K.Expr] = []
         for table, relation in kept:
-            shaped = _shape(ctx, op, relation, columns, types, pack)
+            shaped = _shape(ctx, op, relation, columns, types, pack, skip_empty=table in stored)
             ctx.lets[table] = shaped
             refs.append(K.NameRef(op.span, table))
         withsource = K.OperatorParam(op.span, "withsource", K.NameRef(op.span, source))
@@ -182,9 +187,11 @@ def _shape(
     columns: list[tuple[K.Expr, str, str | None]],
     types: dict[str, str],
     pack: bool,
+    *,
+    skip_empty: bool,
 ) -> Relation:
     """One table's rows as the output has them: ``columns`` (nulls where it lacks one) and
-    ``pack_``, its other non-empty columns."""
+    ``pack_``, its other columns (``skip_empty``: only those with a value)."""
     span = op.span
     have = dict(relation.columns)
     visible = relation.visible_columns()
@@ -201,7 +208,8 @@ def _shape(
         out.append(K.NamedExpr(span, (name,), value))
     if pack:
         shown = [name for _, name, _ in columns if name in have]
-        bag: K.Expr = K.Call(span, "pack_all", (K.Literal(span, "bool", True, "true"),))
+        skip = K.Literal(span, "bool", skip_empty, "true" if skip_empty else "false")
+        bag: K.Expr = K.Call(span, "pack_all", (skip,))
         if shown:
             keys = K.Literal(span, "dynamic", shown, json.dumps(shown))
             bag = K.Call(span, "bag_remove_keys", (bag, keys))
