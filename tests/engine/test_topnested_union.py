@@ -36,9 +36,45 @@ def test_top_nested_ascending(chdb_backend) -> None:  # type: ignore[no-untyped-
     assert rows == [["ap", 1]]
 
 
-def test_top_nested_others_is_rejected(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(QueryError):
-        table(chdb_backend, DATA + "T | top-nested 1 of region with others = 'x' by count()")
+STORMS = (
+    'let S = datatable(State: string, EventType: string, D: long)["CA", "Flood", 100, '
+    '"CA", "Fire", 30, "CA", "Hail", 5, "OK", "Flood", 80, "TX", "Hail", 3, "WA", "Fire", 7]; '
+)
+
+
+def test_top_nested_with_others_adds_a_row_for_the_rest(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # the reference's pie-chart example: the top states and one row for all the others
+    names, rows = table(
+        chdb_backend,
+        STORMS + 'S | top-nested 2 of State with others = "OtherStates" by sum(D) | order by State',
+    )
+    assert names == ["State", "aggregated_State"]
+    assert rows == [["OtherStates", 10], ["OK", 80], ["CA", 135]]
+
+
+def test_top_nested_with_others_on_two_levels(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    _, rows = table(
+        chdb_backend,
+        STORMS + 'S | top-nested 2 of State with others = "OtherStates" by sum(D), '
+        'top-nested 1 of EventType with others = "OtherEvents" by sum(D) '
+        "| order by State, EventType",
+    )
+    # an `others` row has nothing under it; a parent whose values all made the top has no
+    # `others` child
+    assert rows == [
+        ["OtherStates", 10, None, None],
+        ["OK", 80, "Flood", 80],
+        ["CA", 135, "OtherEvents", 35],
+        ["CA", 135, "Flood", 100],
+    ]
+
+
+def test_top_nested_with_others_and_nothing_left_adds_no_row(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    _, rows = table(
+        chdb_backend,
+        STORMS + 'S | where State == "CA" | top-nested 2 of State with others = "x" by sum(D)',
+    )
+    assert rows == [["CA", 135]]
 
 
 def test_union_wildcard_and_fuzzy(chdb_backend) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,10 @@
 Level i groups the rows kept by the levels above it by their values and its own `of`
 expression, aggregates, and keeps the best N groups within each parent group. Its output
 holds, for every level, the `of` value and the aggregate, in level order.
+
+`with others = V` adds, under each parent, one row for the values the level left out: `V` and
+the level's aggregate over their rows (none when nothing was left out). Nothing is nested under
+such a row: its deeper levels are null.
 """
 
 from __future__ import annotations
@@ -35,8 +39,6 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
     agg_names: list[str] = []
     used = set()
     for index, level in enumerate(op.levels):
-        if level.others is not None:
-            raise unsupported(level.others, "top-nested 'with others' is not supported")
         name = level.of.names[0] if level.of.names else expr_name(level.of.expr)
         name = name or f"Column{index + 1}"
         agg = level.by.names[0] if level.by.names else f"aggregated_{name}"
@@ -104,6 +106,8 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
                 aggregated.columns,
                 where=T("`__rank` <= {0}", count),
             )
+        if level.others is not None:
+            kept = _with_others(ctx, level, source, kept, of_names[: i + 1], agg_names[i])
         types = dict(kept.columns)
         if prev is None:
             prev = ctx.select(
@@ -121,14 +125,17 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
         for n in (of_names[i], agg_names[i]):
             columns.append((S.Col(n, "K"), n))
             out.append((n, types[n]))
+        # An `others` row of a level above has no rows under it: it stays, its deeper levels
+        # null (a LEFT JOIN from the parents); otherwise every parent has children.
+        outer = any(above.others is not None for above in op.levels[:i])
         prev = ctx.new_cte(
             S.Select(
                 columns=columns,
-                from_=kept.source("K"),
+                from_=prev.source("P"),
                 joins=[
                     S.Join(
-                        "INNER",
-                        prev.source("P"),
+                        "LEFT" if outer else "INNER",
+                        kept.source("K"),
                         on=T("{0} = {1}", _tuple(prefix, "K"), _tuple(prefix, "P")),
                     )
                 ],
@@ -137,3 +144,52 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
         )
     assert prev is not None
     return prev
+
+
+def _with_others(
+    ctx: CompileContext,
+    level: K.TopNestedLevel,
+    source: Relation,
+    kept: Relation,
+    keys: list[str],
+    agg: str,
+) -> Relation:
+    """``kept`` and, under each parent, one row for the values it left out: the `with others`
+    value, and the level's aggregate over their rows (no row where nothing was left out)."""
+    assert level.others is not None
+    of_type = dict(kept.columns)[keys[-1]]
+    label = cast_to(ctx.expr(None, level.others), of_type).sql
+    rest = ctx.select(
+        source,
+        [(S.Col(n), n) for n, _ in source.columns],
+        source.columns,
+        where=S.InList(
+            _tuple(keys),
+            S.Select(columns=[(_tuple(keys), None)], from_=kept.source()),
+            negated=True,
+        ),
+    )
+    span = level.span
+    parents = tuple(K.NamedExpr(span, (n,), K.NameRef(span, n)) for n in keys[:-1])
+    rows = "__others_rows"
+    aggregated = op_summarize(
+        ctx,
+        K.Summarize(
+            span,
+            (),
+            (
+                K.NamedExpr(level.by.span, (agg,), level.by.expr),
+                K.NamedExpr(span, (rows,), K.Call(span, "count", ())),
+            ),
+            parents,
+        ),
+        rest,
+    )
+    names = [n for n, _ in kept.columns]
+    others = S.Select(
+        columns=[(label if n == keys[-1] else S.Col(n), n) for n in names],
+        from_=aggregated.source(),
+        where=T("{0} > 0", S.Col(rows)),
+    )
+    top = S.Select(columns=[(S.Col(n), n) for n in names], from_=kept.source())
+    return ctx.new_cte(S.UnionAll([top, others]), kept.columns)
