@@ -155,3 +155,29 @@ def test_percentilew_weights_each_row(chdb_backend) -> None:  # type: ignore[no-
     )
     assert [c.name for c in result.tables[0].columns] == ["percentile_D_50", "x"]
     assert result.tables[0].rows == [[2, 10]]
+
+
+def test_facet_gives_the_with_rows_then_a_count_table_per_column(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = (
+        'let S = datatable(State: string, EventType: string, D: long)["ALASKA", "Heavy Snow", 1, '
+        '"ALASKA", "Heavy Rain", 2, "ARIZONA", "Heavy Rain", 3, "TEXAS", "Hail", 4]; '
+    )
+    result = execute_text(
+        chdb_backend,
+        data
+        + 'S | where State startswith "A" | facet by State, EventType with (where D > 1 | take 5)',
+    )
+    shapes = [(t.name, [c.name for c in t.columns]) for t in result.tables]
+    assert shapes == [
+        ("PrimaryResult", ["State", "EventType", "D"]),
+        ("State", ["State", "count_State"]),
+        ("EventType", ["EventType", "count_EventType"]),
+    ]
+    with_rows, states, events = (sorted(t.rows) for t in result.tables)
+    assert with_rows == [["ALASKA", "Heavy Rain", 2], ["ARIZONA", "Heavy Rain", 3]]
+    assert states == [["ALASKA", 2], ["ARIZONA", 1]]
+    assert events == [["Heavy Rain", 2], ["Heavy Snow", 1]]
+    only = execute_text(chdb_backend, data + "S | facet by State").tables
+    assert [(t.name, sorted(t.rows)) for t in only] == [
+        ("State", [["ALASKA", 2], ["ARIZONA", 1], ["TEXAS", 1]])
+    ]

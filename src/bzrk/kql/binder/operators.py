@@ -621,9 +621,17 @@ def _invoke(b: Binder, op: s.Invoke, input: TableSchema) -> TableSchema:
 
 
 def _facet(b: Binder, op: s.Facet, input: TableSchema) -> TableSchema:
+    # the first of its tables: the `with` query's, else the first column's values and counts
+    for name in op.columns:
+        if input.find(name) is None and not input.opaque:
+            raise unknown_name(name).at(op.span)
+    if op.subquery is not None:
+        return b.tabular(op.subquery, Ctx(row=input))
     first = op.columns[0] if op.columns else ""
     col = input.find(first)
-    return TableSchema((Column(first, col.type if col else UNKNOWN), Column("count_", LONG)))
+    return TableSchema(
+        (Column(first, col.type if col else UNKNOWN), Column(f"count_{first}", LONG))
+    )
 
 
 def _fork(b: Binder, op: s.Fork, input: TableSchema) -> TableSchema:

@@ -10,6 +10,7 @@ from bzrk.engine.compile.literals import literal
 from bzrk.engine.compile.naming import expr_name
 from bzrk.engine.compile.operators.extend import op_extend
 from bzrk.engine.compile.operators.sources import values_relation
+from bzrk.engine.compile.operators.summarize import op_summarize
 from bzrk.engine.compile.relation import Relation, UserFunction
 from bzrk.engine.events import Visualization
 from bzrk.kql import syntax as K
@@ -99,6 +100,36 @@ def op_fork(ctx: CompileContext, op: K.Fork, relation: Relation) -> Relation:
         else:
             ctx.pending_results.append(ctx.result_table(result, name or f"GenericResult{i}"))
     assert first is not None
+    return first
+
+
+def op_facet(ctx: CompileContext, op: K.Facet, relation: Relation) -> Relation:
+    """`facet by c1, c2 [with (…)]`: several tables, as the reference lists them: the `with`
+    query's rows first (when given), then one table per column, its values and their counts
+    (`c1`, `count_c1`), named as the column."""
+    tables: list[tuple[Relation, str]] = []
+    if op.subquery is not None:
+        tables.append((ctx.tabular(op.subquery, relation), "PrimaryResult"))
+    names = dict(relation.columns)
+    for column in op.columns:
+        if column not in names:
+            raise unsupported(op, f"facet: the input has no column '{column}'", code="UnknownName")
+        span = op.span
+        counted = op_summarize(
+            ctx,
+            K.Summarize(
+                span,
+                (),
+                (K.NamedExpr(span, (f"count_{column}",), K.Call(span, "count", ())),),
+                (K.NamedExpr(span, (column,), K.NameRef(span, column)),),
+            ),
+            relation,
+        )
+        tables.append((counted, column))
+    first, first_name = tables[0]
+    ctx.result_names = {**ctx.result_names, first.name: first_name}
+    for table, name in tables[1:]:
+        ctx.pending_results.append(ctx.result_table(table, name))
     return first
 
 

@@ -83,6 +83,7 @@ OPERATORS: Mapping[type, Operator] = {
     K.Serialize: results.op_serialize,
     K.GetSchema: results.op_getschema,
     K.Fork: results.op_fork,
+    K.Facet: results.op_facet,
     K.FieldStats: fieldstats.op_fieldstats,
     K.TraceFind: trace_find.op_trace_find,
     K.Annotate: annotate.op_annotate,
