@@ -181,3 +181,68 @@ def test_facet_gives_the_with_rows_then_a_count_table_per_column(chdb_backend) -
     assert [(t.name, sorted(t.rows)) for t in only] == [
         ("State", [["ALASKA", 2], ["ARIZONA", 1], ["TEXAS", 1]])
     ]
+
+
+STATES = 'datatable(State: string)["NEW YORK", "TEXAS", "GEORGIA", "GEORGIA TEXAS"]'
+
+
+@pytest.mark.parametrize(
+    ("kql", "expected"),
+    [
+        # a table's first column, by name or as a parenthesized query (the reference's forms)
+        (
+            'let large = datatable(s: string)["TEXAS", "GEORGIA"]; '
+            + STATES
+            + " | where State has_any (large)",
+            ["TEXAS", "GEORGIA", "GEORGIA TEXAS"],
+        ),
+        (
+            'let large = datatable(s: string)["TEXAS", "GEORGIA"]; '
+            + STATES
+            + ' | where State has_any ((large | where s == "TEXAS"))',
+            ["TEXAS", "GEORGIA TEXAS"],
+        ),
+        (
+            'let large = datatable(s: string)["TEXAS", "GEORGIA"]; '
+            + STATES
+            + " | where State has_all (large)",
+            ["GEORGIA TEXAS"],
+        ),
+        # arrays known only when the query runs
+        (
+            "let L = toscalar(datatable(s: string)['texas'] | summarize make_list(s)); "
+            + STATES
+            + " | where State has_any (L)",
+            ["TEXAS", "GEORGIA TEXAS"],
+        ),
+        (STATES + " | where State has_all (pack_array('georgia', 'texas'))", ["GEORGIA TEXAS"]),
+        (
+            STATES + " | where State has_any (pack_array('york'), 'GEORGIA')",
+            ["NEW YORK", "GEORGIA", "GEORGIA TEXAS"],
+        ),
+    ],
+)
+def test_has_any_and_has_all_read_tables_and_runtime_arrays(
+    chdb_backend, kql: str, expected: list[str]
+) -> None:  # type: ignore[no-untyped-def]
+    # these used to match nothing (has_any) or everything (has_all), with no error
+    assert [r[0] for r in rows(chdb_backend, kql)] == expected
+
+
+def test_has_any_over_a_per_row_array(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    kql = (
+        'datatable(a: string, l: dynamic)["hello world", dynamic(["world"]), "x", dynamic(["y"]), '
+        '"a c", dynamic(["a", "b"])] | project h = a has_any (l), al = a has_all (l)'
+    )
+    assert rows(chdb_backend, kql) == [[True, True], [False, False], [True, False]]
+
+
+def test_a_null_is_in_no_list_and_not_in_every_list(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # `in` is an OR of `==`, `!in` an AND of `!=` (the null-values reference page), and
+    # `int(null) == 1` is false, `int(null) != 1` true: so `!in` keeps the null row
+    data = "datatable(x: int)[1, int(null), 3]"
+    assert rows(chdb_backend, data + " | where x !in (1, 2)") == [[None], [3]]
+    assert rows(chdb_backend, data + " | where x in (1, 2)") == [[1]]
+    assert rows(
+        chdb_backend, "print int(null) in (1, 2), int(null) !in (1, 2), 1 in (int(null), 1)"
+    ) == [[False, True, True]]

@@ -466,7 +466,13 @@ def in_values(
     expr = parts[0]
     for p in parts[1:]:
         expr = S.BinOp("OR", expr, p)
-    return Typed(S.Not(expr) if negated else expr, "bool")
+    # `in` is an OR of `==` and `!in` an AND of `!=`: a null value is in no list (false) and
+    # so `!in` any (true), as `int(null) == 1` is false and `int(null) != 1` true.
+    if negated:
+        return Typed(S.Not(T("ifNull({0}, false)", expr)), "bool")
+    if isinstance(expr, Filtered) and expr.in_filter is not None:
+        return Typed(Filtered.of(T("ifNull({0}, false)", expr.args[0]), expr.in_filter), "bool")
+    return Typed(T("ifNull({0}, false)", expr), "bool")
 
 
 _ALNUM = re.compile(r"^[A-Za-z0-9]+$")

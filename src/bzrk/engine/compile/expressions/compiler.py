@@ -15,6 +15,7 @@ from bzrk.engine.compile import annotated, bag_paths, bag_search, deadline
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions import star
 from bzrk.engine.compile.expressions.special import SPECIAL
+from bzrk.engine.compile.functions.dynamic import DYN_TEXT_X
 from bzrk.engine.compile.functions.series.table import MULTI_COLUMN_FUNCTIONS
 from bzrk.engine.compile.functions.table import lookup
 from bzrk.engine.compile.functions.window import WINDOW_FUNCTIONS
@@ -26,6 +27,7 @@ from bzrk.engine.compile.semantics import (
     compare,
     expand_dynamic,
     in_values,
+    string_op,
 )
 from bzrk.engine.compile.typed import (
     NUMERIC_RANK,
@@ -212,28 +214,55 @@ class ExprCompiler:
         values: list[Typed] = []
         subquery: S.Query | None = None
         for item in node.items:
+            while isinstance(item, K.Paren):  # `in ((T | where …))`, as the reference writes it
+                item = item.expr
             if isinstance(item, K.Pipeline) or self._is_tabular(item):
                 subquery = self.tabular_values(item)
                 continue
-            value = self.compile(item)
-            if value.type == "dynamic" and isinstance(item, K.Literal | K.Call | K.NameRef):
-                values.append(value)
-            else:
-                values.append(value)
+            values.append(self.compile(item))
         if base in ("in", "in~"):
             return in_values(node, left, values, subquery, base == "in~", negated)
         if base.startswith("has_any") or base.startswith("has_all"):
-            mode_all = base.startswith("has_all")
-            cs = base.endswith("_cs")
-            op = "has_cs" if cs else "has"
-            parts = [bag_search.string_test(op, left, v, node).sql for v in expand_dynamic(values)]
-            if not parts:
-                return Typed(lit(mode_all), "bool")
-            expr = parts[0]
-            for p in parts[1:]:
-                expr = S.BinOp("AND" if mode_all else "OR", expr, p)
-            return Typed(S.Not(expr) if negated else expr, "bool")
+            return self._has_any_all(node, left, values, subquery, base, negated)
         raise unsupported(node, f"operator '{op}' is not supported")
+
+    def _has_any_all(
+        self,
+        node: K.InList,
+        left: Typed,
+        values: list[Typed],
+        subquery: S.Query | None,
+        base: str,
+        negated: bool,
+    ) -> Typed:
+        """``has_any`` / ``has_all`` over literal terms, arrays known only when the query runs
+        (a column, ``toscalar``, ``pack_array``) and a table's first column."""
+        mode_all = base.startswith("has_all")
+        op = "has_cs" if base.endswith("_cs") else "has"
+        parts: list[S.Expr] = []
+        for value in expand_dynamic(values):
+            if value.type != "dynamic" or isinstance(value.sql, S.Lit):
+                parts.append(bag_search.string_test(op, left, value, node).sql)
+                continue
+            terms = T("arrayMap(x -> " + DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", value.sql)
+            parts.append(self._each_term(op, left, terms, mode_all, node))
+        if subquery is not None:
+            terms = T(
+                "(SELECT groupArray(toString(*)) FROM ({0}))", S.ScalarSubquery(subquery)
+            )
+            parts.append(self._each_term(op, left, terms, mode_all, node))
+        if not parts:
+            return Typed(lit(mode_all), "bool")
+        expr = parts[0]
+        for p in parts[1:]:
+            expr = S.BinOp("AND" if mode_all else "OR", expr, p)
+        return Typed(S.Not(expr) if negated else expr, "bool")
+
+    @staticmethod
+    def _each_term(op: str, left: Typed, terms: S.Expr, every: bool, node: K.Node) -> S.Expr:
+        term = Typed(T("__term"), "string")
+        test = string_op(op, left, term, node).sql
+        return T(("arrayAll" if every else "arrayExists") + "(__term -> {0}, {1})", test, terms)
 
     def _is_tabular(self, item: K.Expr) -> bool:
         if isinstance(item, K.NameRef):
