@@ -134,6 +134,43 @@ CASES = [
         'translate("krasp", "otsku", "spark"), translate("abc", "xy", "abcd")',
         [["xxx", "", "kusto", "xyyd"]],
     ),
+    # format_timespan: a specifier gives at least its count of digits, never fewer than the
+    # value has (15 days with 'd' is 15); format_datetime's 'y' is the year of the century
+    (
+        "print format_timespan(time(15.13:45:30), 'd'), format_timespan(time(15.13:45:30), 'H'), "
+        "format_timespan(time(123.13:45:30), 'dd'), "
+        "format_timespan(time(29.09:00:05.12345), 'ddd.h:mm:ss [fffffff]'), "
+        "format_datetime(datetime(2009-06-15), 'y'), format_datetime(datetime(2009-06-15), 'yyy')",
+        [["15", "13", "123", "029.9:00:05 [1234500]", "9", "2009"]],
+    ),
+    # bin: a negative bin size gives null (the reference)
+    ("print bin(5, -1), bin(5.5, -1.0), bin(1h, -1m), bin(7, 2)", [[None, None, None, 6]]),
+    # make_datetime: a part out of range is null, not carried into the next unit
+    (
+        "print isnull(make_datetime(2017, 2, 30)), isnull(make_datetime(2017, 1, 1, 24, 0)), "
+        "isnull(make_datetime(2017, 1, 1, 0, 60)), isnull(make_datetime(2016, 2, 29))",
+        [[True, True, True, False]],
+    ),
+    # array_slice: a start before the first element starts at the first element
+    (
+        "let a = dynamic([1, 2, 3, 4, 5]); print array_slice(a, -6, 1), array_slice(a, -7, 3), "
+        "array_slice(a, 1, 3)",
+        [[[1, 2], [1, 2, 3, 4], [2, 3, 4]]],
+    ),
+    # extract with typeof converts as to<type>() does; extract_all without a match is null,
+    # and takes a regex without groups (its whole matches)
+    (
+        'print extract(@"x=(\\S+)", 1, "x=01:00:00", typeof(timespan)), '
+        'gettype(extract(@"x=(\\S+)", 1, "x=[1,2]", typeof(dynamic))), '
+        'isnull(extract_all(@"(\\d+)", "abc")), extract_all(@"\\d+", "a1b22")',
+        [[36000000000, "array", True, ["1", "22"]]],
+    ),
+    # bag_set_key of something that is no property bag is null
+    (
+        "print isnull(bag_set_key(dynamic(null), 'k', 1)), isnull(bag_set_key(parse_json('[1]'), 'k', 1)), "
+        "bag_set_key(dynamic({'a': 1}), 'k', 1)",
+        [[True, True, {"a": 1, "k": 1}]],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

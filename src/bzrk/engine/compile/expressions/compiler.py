@@ -247,9 +247,7 @@ class ExprCompiler:
             terms = T("arrayMap(x -> " + DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", value.sql)
             parts.append(self._each_term(op, left, terms, mode_all, node))
         if subquery is not None:
-            terms = T(
-                "(SELECT groupArray(toString(*)) FROM ({0}))", S.ScalarSubquery(subquery)
-            )
+            terms = T("(SELECT groupArray(toString(*)) FROM ({0}))", S.ScalarSubquery(subquery))
             parts.append(self._each_term(op, left, terms, mode_all, node))
         if not parts:
             return Typed(lit(mode_all), "bool")

@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
+from bzrk.engine.compile.bag_paths import NativeBag
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.functions.builders import Builder, registrar
 from bzrk.engine.compile.typed import T, Typed, json_or_null_literal, to_json, to_string
@@ -199,6 +200,19 @@ reg("bag_zip", _bag_zip)
 
 
 def bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """A property bag with ``value`` at ``key``; null when the input is no property bag (an
+    array, a string, null), as the reference says. A stored OTel bag always is one."""
+    result = _bag_set_key(c, args, node)
+    bag = args[0]
+    if isinstance(bag.sql, NativeBag):
+        return result
+    return Typed(
+        T("if(JSONType(ifNull({0}, '')) = 'Object', {1}, NULL)", to_json(bag), result.sql),
+        "dynamic",
+    )
+
+
+def _bag_set_key(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     at_path = _set_at_path(c, args, node)
     if at_path is not None:
         return at_path

@@ -153,7 +153,10 @@ def make_datetime(args: list[Typed]) -> Typed:
     parts = [cast_to(a, "real").sql for a in args] + [lit(0)] * (7 - len(args))
     return Typed(
         T(
-            "if({1} BETWEEN 1 AND 12 AND {2} BETWEEN 1 AND 31, reinterpret(toInt64("
+            # a part out of its range (30 February, hour 24, minute 60) is null, not carried over
+            "if({1} BETWEEN 1 AND 12 AND {2} >= 1 AND {2} <= toDayOfMonth(toLastDayOfMonth(makeDate("
+            "toInt32({0}), toInt32(greatest(1, least(12, {1}))), 1))) AND {3} BETWEEN 0 AND 23 "
+            "AND {4} BETWEEN 0 AND 59 AND {5} >= 0 AND {5} < 60, reinterpret(toInt64("
             "reinterpretAsInt64(toDateTime64(makeDateTime(toInt32({0}), toInt32({1}), toInt32({2}), toInt32({3}), toInt32({4}), 0, 'UTC'), 7, 'UTC')) "
             "+ toInt64(round({5} * 10000000))), 'DateTime64(7, \\'UTC\\')'), NULL)",
             *parts[:6],
@@ -210,7 +213,9 @@ def _const_string(value: Typed, *, lower: bool = True) -> str | None:
 
 _FORMAT_TOKENS = [
     ("yyyy", "%Y"),
+    ("yyy", "%Y"),
     ("yy", "%y"),
+    ("y", "y"),
     ("MM", "%m"),
     ("M", "%c"),
     ("dd", "%d"),
@@ -268,6 +273,8 @@ def _format_datetime_sql(dt: S.Expr, pattern: str) -> S.Expr:
                         )
                     else:
                         parts.append(T("toString(" + fname + "({0}))", dt))
+                elif token == "y":  # the year of the century, not padded (.NET's "y")
+                    parts.append(T("toString(toYear({0}) % 100)", dt))
                 elif token == "m":
                     parts.append(T("toString(toMinute({0}))", dt))
                 elif token == "s":
@@ -305,7 +312,9 @@ def _format_timespan_sql(ts: S.Expr, pattern: str) -> S.Expr:
             if text:
                 parts.append(lit(text))
                 text = ""
-            parts.append(T("leftPad(toString(" + units[ch] + "), " + str(n) + ", '0')", ts))
+            # at least n digits: `d` of 15 days is 15 and `dd` of 123 days 123 (leftPad cuts)
+            digits = "toString(" + units[ch] + ")"
+            parts.append(T(f"leftPad({digits}, greatest({n}, length({digits})), '0')", ts))
         elif ch in "fF":
             if text:
                 parts.append(lit(text))

@@ -99,7 +99,9 @@ reg("array_sort_desc", lambda c, a, n: array_sort(a, descending=True))
 reg(
     "array_slice",
     _array_fn(
-        "arraySlice({0}, toInt64(if({1} < 0, length({0}) + {1}, {1}) + 1), toInt64(greatest(0, if({2} < 0, length({0}) + {2}, least({2}, length({0}) - 1)) - if({1} < 0, length({0}) + {1}, {1}) + 1)))"
+        # a start before the first element is the first element (out-of-range indices are
+        # ignored, as the reference says): array_slice([1, 2, 3, 4, 5], -6, 1) is [1, 2]
+        "arraySlice({0}, toInt64(greatest(0, if({1} < 0, length({0}) + {1}, {1})) + 1), toInt64(greatest(0, if({2} < 0, length({0}) + {2}, least({2}, length({0}) - 1)) - greatest(0, if({1} < 0, length({0}) + {1}, {1})) + 1)))"
     ),
 )
 reg("array_shift_left", lambda c, a, n: array_shift(a, left=True))

@@ -111,10 +111,10 @@ def _positive_literal(node: S.Expr) -> int | None:
 def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = None) -> Typed:
     """KQL ``bin``/``floor``/``bin_at``: epoch-based buckets for datetimes, floor for numbers.
 
-    A zero bin size gives null, as in Kusto.
+    A zero or negative bin size gives null, as the reference says.
     """
     bucket = (
-        "if(toInt64({2}) = 0, NULL, {1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2})))"
+        "if(toInt64({2}) <= 0, NULL, {1} + ({0} - {1}) - positiveModulo({0} - {1}, toInt64({2})))"
     )
     if value.type == "datetime":
         step = size.sql if size.type == "timespan" else cast_to(size, "long").sql
@@ -136,7 +136,7 @@ def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = Non
     origin = cast_to(at, "real").sql if at is not None else lit(0.0)
     step = cast_to(size, "real").sql
     return Typed(
-        T("if({2} = 0, NULL, {1} + floor(({0} - {1}) / {2}) * {2})", x, origin, step), "real"
+        T("if({2} <= 0, NULL, {1} + floor(({0} - {1}) / {2}) * {2})", x, origin, step), "real"
     )
 
 

@@ -14,6 +14,7 @@ from bzrk.engine.compile.functions.builders import (
     registrar,
     type_arg,
 )
+from bzrk.engine.compile.functions.conversions import CONVERSION_FUNCTIONS
 from bzrk.engine.compile.functions.dynamic import index_window, nth_match
 from bzrk.engine.compile.semantics import string_op
 from bzrk.engine.compile.typed import (
@@ -165,7 +166,12 @@ def _extract(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
         group,
     )
     if len(args) > 3:
-        return from_dynamic(T("toJSONString({0})", text), type_arg(node.args[3]))
+        # typeof(T): the text converted as to<T>() converts it (timespan text, JSON for dynamic)
+        target = type_arg(node.args[3])
+        convert = CONVERSION_FUNCTIONS.get(f"to{target}")
+        if convert is None:
+            return from_dynamic(T("toJSONString({0})", text), target)
+        return convert(c, [Typed(text, "string")], node)
     return Typed(text, "string")
 
 
@@ -180,13 +186,19 @@ def _extract_all_simple(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typ
         whole = T("extractAllGroupsVertical({1}, concat('(', {0}, ')'))", regex, s)
         picks = ", ".join(f"__m[{g + 1}]" for g in chosen)
         shape = f"__m[{chosen[0] + 1}]" if len(chosen) == 1 else f"[{picks}]"
-        return Typed(T("toJSONString(arrayMap(__m -> " + shape + ", {0}))", whole), "dynamic")
+        return Typed(
+            T("nullIf(toJSONString(arrayMap(__m -> " + shape + ", {0})), '[]')", whole), "dynamic"
+        )
+    if isinstance(regex, S.Lit) and isinstance(regex.value, str) and "(" not in regex.value:
+        # No group: the whole matches (ClickHouse refuses a group extraction without groups).
+        return Typed(T("nullIf(toJSONString(extractAll({1}, {0})), '[]')", regex, s), "dynamic")
     groups = T("extractAllGroupsVertical({1}, {0})", regex, s)
-    # No group: all whole matches; one group: its values; several: one array per match.
+    # No group: all whole matches; one group: its values; several: one array per match. No
+    # match at all: null, as the reference says.
     return Typed(
         T(
-            "if(length({0}) = 0, if(position({1}, '(') = 0, toJSONString(extractAll({2}, {1})), '[]'), "
-            "if(length({0}[1]) = 1, toJSONString(arrayMap(g -> g[1], {0})), toJSONString({0})))",
+            "nullIf(if(length({0}) = 0, if(position({1}, '(') = 0, toJSONString(extractAll({2}, {1})), '[]'), "
+            "if(length({0}[1]) = 1, toJSONString(arrayMap(g -> g[1], {0})), toJSONString({0}))), '[]')",
             groups,
             regex,
             s,
