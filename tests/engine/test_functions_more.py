@@ -171,6 +171,14 @@ CASES = [
         "bag_set_key(dynamic({'a': 1}), 'k', 1)",
         [[True, True, {"a": 1, "k": 1}]],
     ),
+    # todatetime: RFC 822 / RFC 850 with a two-digit year (the datetime reference's table);
+    # a bare number is no date
+    (
+        "print todatetime('Sat, 8 Nov 14 15:05:02 GMT') == datetime(2014-11-08 15:05:02), "
+        "todatetime('Saturday, 08-Nov-14 15:05:02 GMT') == datetime(2014-11-08 15:05:02), "
+        "todatetime('08-Nov-14 15:05') == datetime(2014-11-08 15:05), isnull(todatetime('12'))",
+        [[True, True, True, True]],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

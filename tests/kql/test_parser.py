@@ -183,3 +183,23 @@ def test_a_bare_time_of_day_is_on_the_current_utc_day() -> None:
     now = datetime.now(UTC)
     assert (read.hour, read.minute) == (8, 5)
     assert read.date() in (now.date(), (now - timedelta(minutes=1)).date())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["08-Nov-14 15:05:02 GMT", "Saturday, 08-Nov-14 15:05:02 GMT", "Sat, 8 Nov 14 15:05:02 GMT"],
+)
+def test_rfc_850_and_822_datetime_literals_with_a_two_digit_year(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from bzrk.kql.literals import parse_datetime
+
+    expected = (
+        int(
+            (
+                datetime(2014, 11, 8, 15, 5, 2, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+            ).total_seconds()
+        )
+        * 10**7
+    )
+    assert parse_datetime(text) == expected

@@ -51,7 +51,8 @@ def datetime_ticks(
 
 
 def parse_datetime(text: str) -> int | None:
-    """`2018-07-01`, `2015-12-31 23:59:59.9`, ISO 8601 with `Z`/offset, RFC 822; `null` → None."""
+    """`2018-07-01`, `2015-12-31 23:59:59.9`, ISO 8601 with `Z`/offset, RFC 822, RFC 850;
+    `null` → None."""
     t = text.strip()
     if t.lower() == "null":
         return None
@@ -94,7 +95,8 @@ def parse_datetime(text: str) -> int | None:
                 digits = tz[1:].replace(":", "")
                 ticks -= sign * (int(digits[:2]) * 3600 + int(digits[2:]) * 60) * 10_000_000
             return ticks
-        parts = parsedate_tz(t)
+        # RFC 850 ("Saturday, 08-Nov-14 15:05:02 GMT", "08-Nov-14 15:05") as RFC 822
+        parts = parsedate_tz(re.sub(r"\b(\d{1,2})-([A-Za-z]{3})-(\d{2,4})\b", r"\1 \2 \3", t))
         if parts:
             y, mo, d, h, mi, s = parts[:6]
             ticks = datetime_ticks(y, mo, d, h, mi, s)

@@ -294,12 +294,35 @@ def _from_text(text: S.Expr, kql_type: str) -> Typed:
             "bool",
         )
     if kql_type == "datetime":
-        return Typed(
-            T("parseDateTime64BestEffortUSOrNull(trimBoth({0}, ' \t\r\n'), 7, 'UTC')", text),
-            "datetime",
-        )
+        return datetime_from_text(text)
     if kql_type == "timespan":
         return Typed(T("toInt64OrNull({0})", text), "timespan")
     if kql_type == "guid":
         return Typed(T("toUUIDOrNull({0})", text), "guid")
     raise ValueError(f"no conversion from dynamic to {kql_type}")
+
+
+# RFC 822 / RFC 850 dates with a two-digit year ("Sat, 8 Nov 14 15:05:02 GMT",
+# "Saturday, 08-Nov-14 15:05:02 GMT", "08-Nov-14 15:05") get their century (00-49: 20xx,
+# 50-99: 19xx, as .NET reads them) before ClickHouse's parser, which takes "14" for a day.
+_TWO_DIGIT_YEAR = r"^(?:[A-Za-z]+,\s*)?(\d{{1,2}})[- ]([A-Za-z]{{3}})[- ]({digits}\d)(\s.*)?$"
+
+
+def datetime_from_text(text: S.Expr) -> Typed:
+    """KQL ``todatetime`` of a string: the formats Kusto documents (ISO 8601, RFC 822, RFC 850,
+    US dates); a bare number is no date (null), where ClickHouse would read a day of this month."""
+    trimmed = T("trimBoth({0}, ' \t\r\n')", text)
+    century = T(
+        "replaceRegexpOne(replaceRegexpOne({0}, {1}, '\\1 \\2 20\\3\\4'), {2}, '\\1 \\2 19\\3\\4')",
+        trimmed,
+        S.Lit(_TWO_DIGIT_YEAR.format(digits="[0-4]")),
+        S.Lit(_TWO_DIGIT_YEAR.format(digits="[5-9]")),
+    )
+    return Typed(
+        T(
+            "if(match({0}, '^[0-9]+$'), NULL, parseDateTime64BestEffortUSOrNull({1}, 7, 'UTC'))",
+            trimmed,
+            century,
+        ),
+        "datetime",
+    )

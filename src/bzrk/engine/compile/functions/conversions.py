@@ -18,6 +18,7 @@ from bzrk.engine.compile.typed import (
     T,
     Typed,
     cast_to,
+    datetime_from_text,
     decimal_from_text,
     from_dynamic,
     from_ticks,
@@ -130,14 +131,7 @@ def _to(kql_type: str) -> Builder:
             if kql_type == "bool":
                 return from_dynamic(T("toJSONString({0})", text), "bool")
             if kql_type == "datetime":
-                # Surrounding whitespace (newlines too) does not stop a datetime parse.
-                return Typed(
-                    T(
-                        "parseDateTime64BestEffortUSOrNull(trimBoth({0}, ' \t\r\n'), 7, 'UTC')",
-                        text,
-                    ),
-                    "datetime",
-                )
+                return datetime_from_text(text)
             if kql_type == "timespan":
                 return parse_timespan(text)
             if kql_type == "guid":
