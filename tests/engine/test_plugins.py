@@ -279,3 +279,12 @@ def test_narrow_of_a_stored_record_shows_its_fields_not_raw(chdb_backend, ch_dat
     cells = rows("logs | evaluate narrow() | where Column in ('body', 'attributes', '$raw')")
     assert cells == [[0, "body", "line 0"], [0, "attributes", bag_text]]
     assert "/a" in bag_text
+
+
+def test_preview_gives_the_first_rows_and_the_row_count(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    result = execute_text(chdb_backend, "range x from 1 to 10 step 1 | evaluate preview(3)")
+    assert [(t.name, [c.name for c in t.columns], len(t.rows)) for t in result.tables] == [
+        ("PrimaryResult", ["x"], 3),
+        ("Count", ["Count"], 1),
+    ]
+    assert result.tables[1].rows == [[10]]

@@ -30,6 +30,7 @@ from bzrk.engine.compile.operators.geo_lookup import geo_lookup
 from bzrk.engine.compile.operators.lookups import bag_unpack, ipv4_lookup
 from bzrk.engine.compile.operators.narrow import narrow
 from bzrk.engine.compile.operators.pivot import pivot
+from bzrk.engine.compile.operators.results import preview
 from bzrk.engine.compile.row_order import numbered, strip_rn
 from bzrk.engine.compile.typed import T, lit
 from bzrk.engine.types import clickhouse_type
@@ -178,6 +179,7 @@ def _registry() -> dict[str, Plugin]:
         "bag_unpack": bag_unpack,
         "pivot": pivot,
         "narrow": narrow,
+        "preview": preview,
         "ipv4_lookup": ipv4_lookup,
         "ipv6_lookup": ipv6_lookup,
         "rows_near": rows_near,

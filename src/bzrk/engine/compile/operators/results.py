@@ -10,6 +10,7 @@ from bzrk.engine.compile.literals import literal
 from bzrk.engine.compile.naming import expr_name
 from bzrk.engine.compile.operators.extend import op_extend
 from bzrk.engine.compile.operators.sources import values_relation
+from bzrk.engine.compile.operators.rows import op_count, op_take
 from bzrk.engine.compile.operators.summarize import op_summarize
 from bzrk.engine.compile.relation import Relation, UserFunction
 from bzrk.engine.events import Visualization
@@ -130,6 +131,19 @@ def op_facet(ctx: CompileContext, op: K.Facet, relation: Relation) -> Relation:
     ctx.result_names = {**ctx.result_names, first.name: first_name}
     for table, name in tables[1:]:
         ctx.pending_results.append(ctx.result_table(table, name))
+    return first
+
+
+def preview(ctx: CompileContext, op: K.Evaluate, relation: Relation) -> Relation:
+    """`evaluate preview(N)`: two tables, as the reference says: `take N` of the input, then
+    one row holding the input's row count (`Count`)."""
+    args = op.plugin.args
+    if len(args) != 1:
+        raise unsupported(op.plugin, "preview takes the number of rows", code="WrongArgumentCount")
+    first = op_take(ctx, K.Take(op.span, args[0]), relation)
+    counted = op_count(ctx, K.Count(op.span, None), relation)
+    ctx.result_names = {**ctx.result_names, first.name: "PrimaryResult"}
+    ctx.pending_results.append(ctx.result_table(counted, "Count"))
     return first
 
 
