@@ -1,5 +1,5 @@
 """Operators about the results rather than the rows: `render`, `as`, `fork`, `serialize`,
-`getschema`, `invoke`."""
+`getschema`, `invoke`, `facet`, `preview`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.literals import literal
 from bzrk.engine.compile.naming import expr_name
 from bzrk.engine.compile.operators.extend import op_extend
-from bzrk.engine.compile.operators.sources import values_relation
 from bzrk.engine.compile.operators.rows import op_count, op_take
+from bzrk.engine.compile.operators.sources import values_relation
 from bzrk.engine.compile.operators.summarize import op_summarize
 from bzrk.engine.compile.relation import Relation, UserFunction
 from bzrk.engine.events import Visualization
