@@ -32,6 +32,22 @@ def _tuple(names: list[str], alias: str | None = None) -> S.Expr:
     return T("tuple(" + ", ".join("{" + str(i) + "}" for i in range(len(cols))) + ")", *cols)
 
 
+def _keyed(
+    ctx: CompileContext, rows: Relation, keys: list[str], among: Relation, negated: bool = False
+) -> Relation:
+    """The rows whose ``keys`` are (``negated``: are not) a row of ``among``."""
+    return ctx.select(
+        rows,
+        [(S.Col(n), n) for n, _ in rows.columns],
+        rows.columns,
+        where=S.InList(
+            _tuple(keys),
+            S.Select(columns=[(_tuple(keys), None)], from_=among.source()),
+            negated=negated,
+        ),
+    )
+
+
 def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> Relation:
 
     relation = strip_rn(ctx, relation)
@@ -59,15 +75,7 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
         prefix = of_names[:i]
         source = base
         if prev is not None:
-            source = ctx.select(
-                base,
-                [(S.Col(n), n) for n, _ in base.columns],
-                base.columns,
-                where=S.InList(
-                    _tuple(prefix),
-                    S.Select(columns=[(_tuple(prefix), None)], from_=prev.source()),
-                ),
-            )
+            source = _keyed(ctx, base, prefix, prev)
         keys = tuple(
             K.NamedExpr(level.span, (n,), K.NameRef(level.span, n)) for n in of_names[: i + 1]
         )
@@ -159,16 +167,7 @@ def _with_others(
     assert level.others is not None
     of_type = dict(kept.columns)[keys[-1]]
     label = cast_to(ctx.expr(None, level.others), of_type).sql
-    rest = ctx.select(
-        source,
-        [(S.Col(n), n) for n, _ in source.columns],
-        source.columns,
-        where=S.InList(
-            _tuple(keys),
-            S.Select(columns=[(_tuple(keys), None)], from_=kept.source()),
-            negated=True,
-        ),
-    )
+    rest = _keyed(ctx, source, keys, kept, negated=True)
     span = level.span
     parents = tuple(K.NamedExpr(span, (n,), K.NameRef(span, n)) for n in keys[:-1])
     rows = "__others_rows"
