@@ -179,6 +179,15 @@ CASES = [
         "todatetime('08-Nov-14 15:05') == datetime(2014-11-08 15:05), isnull(todatetime('12'))",
         [[True, True, True, True]],
     ),
+    # startof*/endof* across bzrk's whole datetime range (ClickHouse's toStartOf* stop at 1970)
+    (
+        "let d = datetime(1950-06-11 10:00); let e = datetime(2200-06-11 10:00); "
+        "print startofday(d) == datetime(1950-06-11), startofweek(d) == datetime(1950-06-11), "
+        "startofmonth(d) == datetime(1950-06-01), startofyear(d) == datetime(1950-01-01), "
+        "endofmonth(d) == datetime(1950-06-30 23:59:59.9999999), startofweek(e) == datetime(2200-06-08), "
+        "startofyear(e, 2) == datetime(2202-01-01), startofmonth(e, -1) == datetime(2200-05-01)",
+        [[True] * 8],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

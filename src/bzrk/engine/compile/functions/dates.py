@@ -106,15 +106,18 @@ def datetime_part(part: Typed, dt: Typed) -> Typed:
 def start_of(unit: str, args: list[Typed]) -> Typed:
     dt = args[0].sql
     offset = cast_to(args[1], "long").sql if len(args) > 1 else None
+    # On Date32 (1900-2299, bzrk's datetime range): ClickHouse's toStartOf* answer in Date or
+    # DateTime, which hold 1970-2106/2149 only (startofday(datetime(1950-06-11)) was 1970).
+    day = "toDate32({0})"
     base = {
-        "day": "toStartOfDay({0})",
-        "week": "toStartOfWeek({0}, 0)",
-        "month": "toStartOfMonth({0})",
-        "year": "toStartOfYear({0})",
+        "day": day,
+        "week": f"subtractDays({day}, toDayOfWeek({day}) % 7)",
+        "month": f"subtractDays({day}, toDayOfMonth({day}) - 1)",
+        "year": f"subtractDays({day}, toDayOfYear({day}) - 1)",
     }[unit]
     if offset is not None:
         add = {"day": "addDays", "week": "addWeeks", "month": "addMonths", "year": "addYears"}[unit]
-        base = base.replace("{0}", add + "({0}, {1})")
+        base = f"{add}({base}, {{1}})"
     return Typed(
         T(
             "toDateTime64(" + base + ", 7, 'UTC')",
