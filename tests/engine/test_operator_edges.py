@@ -246,3 +246,43 @@ def test_a_null_is_in_no_list_and_not_in_every_list(chdb_backend) -> None:  # ty
     assert rows(
         chdb_backend, "print int(null) in (1, 2), int(null) !in (1, 2), 1 in (int(null), 1)"
     ) == [[False, True, True]]
+
+
+DYNAMIC_NUMBERS = "datatable(x: dynamic, y: string)[dynamic(10), 'a', dynamic(9), 'b', dynamic(100), 'c', dynamic(null), 'd']"
+
+
+def test_dynamic_numbers_sort_and_win_by_value_not_text(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # as text 9 > 100 > 10: `top 1 by attributes.duration_ms desc` gave 99.2 over 8939
+    assert rows(
+        chdb_backend, DYNAMIC_NUMBERS + " | where isnotnull(x) | sort by x desc | project x"
+    ) == [
+        [100],
+        [10],
+        [9],
+    ]
+    assert rows(
+        chdb_backend, DYNAMIC_NUMBERS + " | where isnotnull(x) | top 1 by x asc | project x"
+    ) == [[9]]
+    assert rows(
+        chdb_backend,
+        DYNAMIC_NUMBERS + " | summarize a = arg_max(x, y), mi = maxif(x, true), b = arg_min(x, y)",
+    ) == [[100, "c", 100.0, 9, "b"]]
+
+
+def test_an_otel_attribute_number_tops_by_value(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
+    from tests.engine.stored_logs import Logs, create_logs
+
+    bags = [{"attributes": {"duration_ms": v}} for v in (99.2, 8939, 1000, 5)]
+    create_logs(chdb_backend, ch_database, 1_700_000_000 * 10**9, bags)
+    result = execute_text(
+        chdb_backend,
+        "logs | top 2 by attributes.duration_ms desc | project d = todouble(attributes.duration_ms)",
+        resolver=Logs(ch_database),
+    )
+    assert result.tables[0].rows == [[8939.0], [1000.0]]
+    arg = execute_text(
+        chdb_backend,
+        "logs | summarize arg_max(attributes.duration_ms, body)",
+        resolver=Logs(ch_database),
+    )
+    assert arg.tables[0].rows[0][1] == "line 1"

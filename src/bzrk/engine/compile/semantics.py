@@ -492,3 +492,19 @@ def _non_null_constant(expr: S.Expr) -> bool:
     if isinstance(expr, S.Template) and expr.args and "null" not in expr.text.lower():
         return all(_non_null_constant(arg) for arg in expr.args) and "(" in expr.text
     return False
+
+
+def dynamic_order(value: Typed) -> tuple[S.Expr, S.Expr]:
+    """How dynamic values order (``sort``, ``top``, ``arg_max``): a number by its value, then by
+    its text; so 9 < 10 < 100, where their text would give 10 < 100 < 9. Berserk compares a
+    field "by native type"; a value that is no number (null here) orders by text alone."""
+    return cast_to(value, "real").sql, to_string(value)
+
+
+def dynamic_rank(value: Typed, *, largest: bool) -> S.Expr:
+    """One comparable key for ``argMax``/``argMin`` over a dynamic: numbers win over the
+    other values (they rank above them for max and below them for min), then by value, then
+    by text."""
+    number, text = dynamic_order(value)
+    is_number = f"{'isNotNull' if largest else 'isNull'}({{0}})"
+    return T(f"tuple({is_number}, ifNull({{0}}, 0.), {{1}})", number, text)

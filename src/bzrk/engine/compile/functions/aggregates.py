@@ -99,7 +99,8 @@ def _minmax(fname: str) -> AggBuilder:
 
 def _minmaxif(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        return Typed(T(fname + "If({0}, {1})", a[0].sql, _cond(c, a[1])), a[0].type)
+        x = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0]  # as min/max read it
+        return Typed(T(fname + "If({0}, {1})", x.sql, _cond(c, a[1])), x.type)
 
     return build
 

@@ -14,7 +14,8 @@ from bzrk.engine.compile.relation import (
     Relation,
 )
 from bzrk.engine.compile.row_order import count_value, partition_column, strip_rn
-from bzrk.engine.compile.typed import T, to_string
+from bzrk.engine.compile.semantics import dynamic_order
+from bzrk.engine.compile.typed import T
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -28,10 +29,11 @@ def _order_items(
     for key in keys:
         value = ctx.expr(relation, key.expr)
         nulls_first = key.nulls_first if key.nulls_first is not None else not key.descending
-        expr = value.sql
         if value.type == "dynamic":
-            expr = to_string(value)
-        items.append((expr, key.descending, nulls_first))
+            number, text = dynamic_order(value)
+            items += [(number, key.descending, nulls_first), (text, key.descending, nulls_first)]
+            continue
+        items.append((value.sql, key.descending, nulls_first))
     return items
 
 

@@ -20,6 +20,7 @@ from bzrk.engine.compile.naming import expr_name, unique_name
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.row_order import partition_column, strip_rn
 from bzrk.engine.compile.scope import Scope
+from bzrk.engine.compile.semantics import dynamic_rank
 from bzrk.engine.compile.summarize_budget import series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
 from bzrk.kql import syntax as K
@@ -136,9 +137,16 @@ def _arg_extreme(
     )
     key_name = unique_name(key_name, used)
     used.add(key_name)
-    key_sql = key.sql if key.type != "dynamic" else to_string(key)
-    # Rows whose key is null never win (KQL ignores them).
-    columns.append((T(("max" if fname == "argMax" else "min") + "({0})", key.sql), key_name))
+    # Rows whose key is null never win (KQL ignores them). A dynamic key ranks numbers by
+    # value (9 < 10 < 100), not by their text.
+    if key.type == "dynamic":
+        key_sql = dynamic_rank(key, largest=fname == "argMax")
+        present: S.Expr = T("{0} != ''", to_string(key))
+        columns.append((T(fname + "If({0}, {1}, {2})", key.sql, key_sql, present), key_name))
+    else:
+        key_sql = key.sql
+        present = T("isNotNull({0})", key_sql)
+        columns.append((T(("max" if fname == "argMax" else "min") + "({0})", key.sql), key_name))
     out.append((key_name, key.type))
     extra: list[tuple[str, Typed]] = []
     for arg in call.args[1:]:
@@ -158,11 +166,10 @@ def _arg_extreme(
         columns.append(
             (
                 T(
-                    "if(countIf(isNotNull({1})) > 0, "
-                    + fname
-                    + "If({0}, {1}, isNotNull({1})), any({0}))",
+                    "if(countIf({2}) > 0, " + fname + "If({0}, {1}, {2}), any({0}))",
                     value.sql,
                     key_sql,
+                    present,
                 ),
                 name,
             )
