@@ -286,3 +286,27 @@ def test_an_otel_attribute_number_tops_by_value(chdb_backend, ch_database) -> No
         resolver=Logs(ch_database),
     )
     assert arg.tables[0].rows[0][1] == "line 1"
+
+
+def test_typed_functions_read_an_otel_attribute_as_their_type(chdb_backend, ch_database) -> None:  # type: ignore[no-untyped-def]
+    # Berserk's permissive mode: "passing a field to a typed function coerces it"; these
+    # failed in ClickHouse with a TypeMismatch (percentile over attributes.duration_ms)
+    from tests.engine.stored_logs import Logs, create_logs
+
+    bags = [
+        {"attributes": {"duration_ms": v, "started": "2020-01-01 10:30:00", "wait": "00:01:00"}}
+        for v in (10, 30, -20)
+    ]
+    create_logs(chdb_backend, ch_database, 1_700_000_000 * 10**9, bags)
+    result = execute_text(
+        chdb_backend,
+        "logs | summarize p = percentile(attributes.duration_ms, 50), "
+        "ps = percentiles(attributes.duration_ms, 90), s = sumif(attributes.duration_ms, true), "
+        "a = max(abs(attributes.duration_ms)), d = take_any(startofday(attributes.started)), "
+        "h = take_any(hourofday(attributes.started)), w = take_any(totimespan(attributes.wait) * 2)",
+        resolver=Logs(ch_database),
+    )
+    [[p, ps, s, a, d, h, w]] = result.tables[0].rows
+    assert (p, ps, s, a, h) == (10.0, 30.0, 20.0, 30.0, 10)
+    assert d == 15778368000000000  # 2020-01-01 in 100 ns ticks
+    assert w == 1_200_000_000  # two minutes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
@@ -31,6 +32,9 @@ from bzrk.engine.compile.typed import (
 )
 from bzrk.engine.types import DECIMAL_SCALE
 from bzrk.kql import syntax as K
+
+if TYPE_CHECKING:
+    from bzrk.kql.catalog import FunctionSymbol, Parameter
 
 
 def arithmetic(node: K.Node, op: str, a: Typed, b: Typed) -> Typed:
@@ -508,3 +512,51 @@ def dynamic_rank(value: Typed, *, largest: bool) -> S.Expr:
     number, text = dynamic_order(value)
     is_number = f"{'isNotNull' if largest else 'isNull'}({{0}})"
     return T(f"tuple({is_number}, ifNull({{0}}, 0.), {{1}})", number, text)
+
+
+# A parameter family → the type a dynamic argument is read as there ("asXXX").
+_DYNAMIC_AS = {
+    "Number": "real",
+    "Summable": "real",
+    "RealOrDecimal": "real",
+    "Integer": "long",
+}
+
+
+def coerce_dynamic_args(symbol: FunctionSymbol | None, args: list[Typed]) -> list[Typed]:
+    """A dynamic argument (an OTel attribute) where a function declares a number, a string, a
+    datetime or a timespan, converted to it first: Berserk's permissive mode ("passing a field
+    to a typed function coerces it"), so `percentile(attributes.duration_ms, 95)` and
+    `startofday(attributes.started)` run instead of failing in ClickHouse. A value of another
+    kind becomes null. Left as it is where the overload is ambiguous or the parameter takes a
+    dynamic."""
+    if symbol is None or not any(a.type == "dynamic" for a in args):
+        return args
+    fits = [s for s in symbol.signatures if s.accepts_count(len(args))]
+    if not fits:
+        return args
+    overloads = [s.param_for(len(args)) for s in fits]
+    out: list[Typed] = []
+    for i, arg in enumerate(args):
+        if arg.type == "dynamic":
+            target = _read_as({_param_type(params[i]) for params in overloads if i < len(params)})
+            if target is not None:
+                arg = cast_to(arg, target)
+        out.append(arg)
+    return out
+
+
+def _param_type(param: Parameter) -> str | None:
+    if param.type_kind == "Declared" and param.types and "dynamic" not in param.types:
+        return "long" if set(param.types) <= {"int", "long"} else param.types[0]
+    return _DYNAMIC_AS.get(param.type_kind)
+
+
+def _read_as(targets: set[str | None]) -> str | None:
+    """The one type the overloads agree on; over numbers (`abs`: an integer, a number or a
+    timespan) a real; else none (the argument stays dynamic)."""
+    if None in targets or "bool" in targets:
+        return None
+    if len(targets) == 1:
+        return next(iter(targets))
+    return "real" if "real" in targets else None

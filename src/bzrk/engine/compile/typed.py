@@ -296,7 +296,10 @@ def _from_text(text: S.Expr, kql_type: str) -> Typed:
     if kql_type == "datetime":
         return datetime_from_text(text)
     if kql_type == "timespan":
-        return Typed(T("toInt64OrNull({0})", text), "timespan")
+        # a number is ticks; a string its clock form (dynamic("00:01:00") is one minute)
+        return Typed(
+            T("coalesce(toInt64OrNull({0}), {1})", text, parse_timespan(text).sql), "timespan"
+        )
     if kql_type == "guid":
         return Typed(T("toUUIDOrNull({0})", text), "guid")
     raise ValueError(f"no conversion from dynamic to {kql_type}")
@@ -325,4 +328,21 @@ def datetime_from_text(text: S.Expr) -> Typed:
             century,
         ),
         "datetime",
+    )
+
+
+def parse_timespan(text: S.Expr) -> Typed:
+    """KQL ``totimespan`` of a string: the clock form ``[-][d.]hh:mm[:ss[.fffffff]]``."""
+    return Typed(
+        T(
+            "if(match({0}, '^\\\\s*-?(\\\\d+\\\\.)?\\\\d{{1,2}}:\\\\d{{1,2}}(:\\\\d{{1,2}}(\\\\.\\\\d{{1,7}})?)?\\\\s*$'), "
+            "(if(startsWith(trimBoth({0}), '-'), -1, 1) * ("
+            "toInt64OrZero(extract({0}, '(\\\\d+)\\\\.\\\\d{{1,2}}:')) * 864000000000 + "
+            "toInt64OrZero(extract({0}, '(\\\\d{{1,2}}):\\\\d{{1,2}}')) * 36000000000 + "
+            "toInt64OrZero(extract({0}, '\\\\d{{1,2}}:(\\\\d{{1,2}})')) * 600000000 + "
+            "toInt64OrZero(extract({0}, '\\\\d{{1,2}}:\\\\d{{1,2}}:(\\\\d{{1,2}})')) * 10000000 + "
+            "toInt64OrZero(rightPad(extract({0}, ':\\\\d{{1,2}}\\\\.(\\\\d{{1,7}})'), 7, '0')))), NULL)",
+            text,
+        ),
+        "timespan",
     )

@@ -23,6 +23,7 @@ from bzrk.engine.compile.literals import literal
 from bzrk.engine.compile.scope import Scope
 from bzrk.engine.compile.semantics import (
     arithmetic,
+    coerce_dynamic_args,
     comparable,
     compare,
     expand_dynamic,
@@ -40,6 +41,7 @@ from bzrk.engine.compile.typed import (
     ticks,
     to_json,
 )
+from bzrk.kql import catalog
 from bzrk.kql import syntax as K
 
 
@@ -315,7 +317,9 @@ class ExprCompiler:
             )
         if builder is None:
             raise unsupported(node, f"function '{name}' is not supported", code="UnknownFunction")
-        args = [self.compile(a) for a in node.args]
+        args = coerce_dynamic_args(
+            catalog.lookup_function(name), [self.compile(a) for a in node.args]
+        )
         try:
             return builder(self, args, node)
         except IndexError as exc:

@@ -16,7 +16,9 @@ from bzrk.engine.compile.functions.histograms import HISTOGRAM_AGGREGATES
 from bzrk.engine.compile.functions.metrics import METRIC_AGGREGATES
 from bzrk.engine.compile.functions.schema_agg import buildschema
 from bzrk.engine.compile.functions.sketches import SKETCH_AGGREGATES
+from bzrk.engine.compile.semantics import coerce_dynamic_args
 from bzrk.engine.compile.typed import T, Typed, cast_to, lit, to_json, to_string
+from bzrk.kql import catalog
 from bzrk.kql import syntax as K
 
 if TYPE_CHECKING:
@@ -300,7 +302,7 @@ def nearest_rank_level(percent: float) -> float:
 
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    x = a[0]
+    x = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0]  # an attribute's number
     point = n.args[1] if len(n.args) > 1 else None
     if isinstance(point, K.Literal):
         pv: S.Expr = S.Lit(nearest_rank_level(checked_percent(point, point.value)))
@@ -326,7 +328,7 @@ def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 def _percentilew(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     """percentilew(x, weight, p) inside an expression: a row counts ``weight`` times (a null or
     negative weight not at all), as percentilesw does."""
-    x, weight = a[0], cast_to(a[1], "long").sql
+    x, weight = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0], cast_to(a[1], "long").sql
     point = n.args[2] if len(n.args) > 2 else None
     if isinstance(point, K.Literal):
         pv: S.Expr = S.Lit(nearest_rank_level(checked_percent(point, point.value)))
@@ -422,6 +424,7 @@ class AggregateContext:
             return None
         row = self._row()
         args = [row.compile(a) for a in node.args if not isinstance(a, K.Star)]
+        args = coerce_dynamic_args(catalog.lookup_aggregate(node.name), args)
         try:
             return builder(c, args, node)
         except IndexError as exc:

@@ -23,6 +23,7 @@ from bzrk.engine.compile.typed import (
     from_dynamic,
     from_ticks,
     lit,
+    parse_timespan,
     ticks,
     to_json,
     to_string,
@@ -35,23 +36,6 @@ if TYPE_CHECKING:
 
 CONVERSION_FUNCTIONS: dict[str, Builder] = {}
 reg = registrar(CONVERSION_FUNCTIONS)
-
-
-def parse_timespan(text: S.Expr) -> Typed:
-    # [-][d.]hh:mm[:ss[.fffffff]] — the clock form KQL's totimespan accepts.
-    return Typed(
-        T(
-            "if(match({0}, '^\\\\s*-?(\\\\d+\\\\.)?\\\\d{{1,2}}:\\\\d{{1,2}}(:\\\\d{{1,2}}(\\\\.\\\\d{{1,7}})?)?\\\\s*$'), "
-            "(if(startsWith(trimBoth({0}), '-'), -1, 1) * ("
-            "toInt64OrZero(extract({0}, '(\\\\d+)\\\\.\\\\d{{1,2}}:')) * 864000000000 + "
-            "toInt64OrZero(extract({0}, '(\\\\d{{1,2}}):\\\\d{{1,2}}')) * 36000000000 + "
-            "toInt64OrZero(extract({0}, '\\\\d{{1,2}}:(\\\\d{{1,2}})')) * 600000000 + "
-            "toInt64OrZero(extract({0}, '\\\\d{{1,2}}:\\\\d{{1,2}}:(\\\\d{{1,2}})')) * 10000000 + "
-            "toInt64OrZero(rightPad(extract({0}, ':\\\\d{{1,2}}\\\\.(\\\\d{{1,7}})'), 7, '0')))), NULL)",
-            text,
-        ),
-        "timespan",
-    )
 
 
 def parse_json(value: Typed) -> Typed:

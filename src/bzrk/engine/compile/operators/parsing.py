@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.expressions.compiler import ExprCompiler
-from bzrk.engine.compile.functions.conversions import parse_json, parse_timespan
+from bzrk.engine.compile.functions.conversions import parse_json
 from bzrk.engine.compile.functions.table import FUNCTIONS
-from bzrk.engine.compile.typed import T, Typed, to_string
+from bzrk.engine.compile.typed import T, Typed, parse_timespan, to_string
 from bzrk.engine.types import clickhouse_type, normalize_kql_type
 from bzrk.kql import syntax as K
 

@@ -187,6 +187,8 @@ def _percentiles(
     used: set[str],
 ) -> None:
     value = ExprCompiler(scope).compile(call.args[0])
+    if value.type == "dynamic":  # an OTel attribute: its number (permissive mode)
+        value = cast_to(value, "real")
     column = expr_name(call.args[0]) or ""
     weighted = call.name.startswith(("percentilesw", "percentilew"))
     points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
