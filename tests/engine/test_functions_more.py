@@ -188,6 +188,29 @@ CASES = [
         "startofyear(e, 2) == datetime(2202-01-01), startofmonth(e, -1) == datetime(2200-05-01)",
         [[True] * 8],
     ),
+    # datetime bins count from 0001-01-01, as .NET's ticks do: weekly bins start on Mondays
+    # (the aggregation tutorial's weeks are 2007-01-01, 01-08, …); bins dividing a day are the
+    # same from either origin
+    (
+        "print bin(datetime(2007-01-03), 7d) == datetime(2007-01-01), "
+        "bin(datetime(2007-01-03), 3d) == datetime(2007-01-03), "
+        "bin(datetime(2007-01-03 10:17), 1h) == datetime(2007-01-03 10:00), "
+        "bin(datetime(2007-01-03 10:17), 1d) == datetime(2007-01-03)",
+        [[True, True, True, True]],
+    ),
+    (
+        "range t from datetime(2007-01-02) to datetime(2007-01-20) step 1d "
+        "| make-series n = count() on t step 7d | project t",
+        [
+            [
+                [
+                    "2007-01-01T00:00:00.0000000Z",
+                    "2007-01-08T00:00:00.0000000Z",
+                    "2007-01-15T00:00:00.0000000Z",
+                ]
+            ]
+        ],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

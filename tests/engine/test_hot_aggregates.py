@@ -35,7 +35,8 @@ def test_bin_by_a_constant_span_is_not_nullable_and_floors_before_the_epoch(chdb
         " datetime(null)] | summarize n = count() by b = bin(t, 1h) | order by b asc"
     )
     sql = QueryCompiler().compile(parse(text)).tables[0].sql
-    assert "positiveModulo(reinterpretAsInt64(`t`), 36000000000)" in sql
+    # bins count from 0001-01-01 (.NET's ticks): 621355968000000000 ticks before the epoch
+    assert "positiveModulo(reinterpretAsInt64(`t`) + 621355968000000000, 36000000000)" in sql
     assert "NULL, 0 +" not in sql  # no zero-step check for a literal step
     rows = execute_text(chdb_backend, text).tables[0].rows
     hour = 36_000_000_000

@@ -66,6 +66,17 @@ def ticks(dt: S.Expr) -> S.Expr:
     return T("reinterpretAsInt64({0})", dt)
 
 
+# Datetime bins count from 0001-01-01, as .NET's ticks do (bin(d, 7d) starts on Mondays:
+# the reference's weekly bins are 2007-01-01, 01-08, …); in Unix ticks that is this value. A bin
+# size that divides a day gives the same bins from either origin.
+BIN_ORIGIN_TICKS = -621_355_968_000_000_000
+
+
+def bin_floor_ticks(t: S.Expr, step: S.Expr) -> S.Expr:
+    """The start of the datetime bin holding ``t`` (both in ticks), counted from 0001-01-01."""
+    return T("({0} - positiveModulo({0} + {1}, {2}))", t, S.Lit(-BIN_ORIGIN_TICKS), step)
+
+
 def from_ticks(t: S.Expr) -> S.Expr:
     return T("reinterpret(toInt64({0}), 'DateTime64(7, \\'UTC\\')')", t)
 

@@ -13,8 +13,10 @@ from bzrk.engine.compile.functions.builders import (
     registrar,
 )
 from bzrk.engine.compile.typed import (
+    BIN_ORIGIN_TICKS,
     T,
     Typed,
+    bin_floor_ticks,
     cast_to,
     from_ticks,
     lit,
@@ -121,10 +123,10 @@ def bin_value(c: ExprCompiler, value: Typed, size: Typed, at: Typed | None = Non
         constant = _positive_literal(step)
         if constant is not None and at is None:
             # A constant step: no zero check, so the bucket is not Nullable (cheaper to group).
-            t = ticks(value.sql)
-            fixed = T("({0} - positiveModulo({0}, {1}))", t, lit(constant))
-            return Typed(from_ticks(fixed), "datetime")
-        origin = ticks(at.sql) if at is not None and at.type == "datetime" else lit(0)
+            return Typed(from_ticks(bin_floor_ticks(ticks(value.sql), lit(constant))), "datetime")
+        origin = (
+            ticks(at.sql) if at is not None and at.type == "datetime" else lit(BIN_ORIGIN_TICKS)
+        )
         return Typed(from_ticks(T(bucket, ticks(value.sql), origin, step)), "datetime")
     if value.type == "timespan":
         origin = at.sql if at is not None else lit(0)

@@ -25,7 +25,17 @@ from bzrk.engine.compile.naming import expr_name, unique_name
 from bzrk.engine.compile.operators.summarize import by_name
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.row_order import strip_rn
-from bzrk.engine.compile.typed import T, Typed, cast_to, from_ticks, lit, ticks, to_json
+from bzrk.engine.compile.typed import (
+    BIN_ORIGIN_TICKS,
+    T,
+    Typed,
+    bin_floor_ticks,
+    cast_to,
+    from_ticks,
+    lit,
+    ticks,
+    to_json,
+)
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import aggregate_name
 
@@ -195,10 +205,17 @@ def _range(
     """``from`` and ``to`` as axis numbers (the window or the data where the query has none)."""
     start = _bound(ctx, axis, op.start) if op.start is not None else None
     end = _bound(ctx, axis, op.end) if op.end is not None else None
-    floor = "({0} - positiveModulo({0}, {1}))" if axis.integral else "(floor({0} / {1}) * {1})"
+
+    def floor(value: S.Expr) -> S.Expr:
+        if axis.kind == "datetime":  # bins from 0001-01-01, as bin() counts them
+            return bin_floor_ticks(value, axis.step)
+        if axis.integral:
+            return T("({0} - positiveModulo({0}, {1}))", value, axis.step)
+        return T("(floor({0} / {1}) * {1})", value, axis.step)
+
     if op.in_range and start is not None and end is not None:
         # ADX's alternate syntax: bins are bin(), not bin_at(start), and `stop` is inclusive.
-        return T(floor, start, axis.step), T("(" + floor + " + {1})", end, axis.step)
+        return floor(start), T("({0} + {1})", floor(end), axis.step)
     if start is not None and end is not None:
         return start, end
     window = ctx.query_window() if axis.kind == "datetime" else None
@@ -206,9 +223,9 @@ def _range(
         step = constant_number(axis.step)
         if start is None:
             start = (
-                lit(window[0] - window[0] % int(step))
+                lit(window[0] - (window[0] - BIN_ORIGIN_TICKS) % int(step))
                 if step is not None
-                else T("({0} - positiveModulo({0}, {1}))", lit(window[0]), axis.step)
+                else bin_floor_ticks(lit(window[0]), axis.step)
             )
         if end is None:
             end = lit(window[1])
@@ -234,9 +251,9 @@ def _range(
         return S.ScalarSubquery(S.Select(columns=[(S.Col(column), None)], from_=bounds.source()))
 
     if start is None:
-        start = T(floor, scalar("__lo"), axis.step)
+        start = floor(scalar("__lo"))
     if end is None:
-        end = T("(" + floor + " + {1})", scalar("__hi"), axis.step)
+        end = T("({0} + {1})", floor(scalar("__hi")), axis.step)
     return start, end
 
 
