@@ -310,3 +310,29 @@ def test_typed_functions_read_an_otel_attribute_as_their_type(chdb_backend, ch_d
     assert (p, ps, s, a, h) == (10.0, 30.0, 20.0, 30.0, 10)
     assert d == 15778368000000000  # 2020-01-01 in 100 ns ticks
     assert w == 1_200_000_000  # two minutes
+
+
+def test_take_any_of_several_expressions_reads_one_row(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = 'datatable(s: string, e: long)["a", 1, "b", 2, "c", 3]'
+    result = execute_text(
+        chdb_backend, data + " | summarize take_any(s, e), (x, y) = take_any(s, e)"
+    ).tables[0]
+    assert [c.name for c in result.columns] == ["s", "e", "x", "y"]
+    [[s, e, x, y]] = result.rows
+    assert {"a": 1, "b": 2, "c": 3}[s] == e and {"a": 1, "b": 2, "c": 3}[x] == y  # one row's values
+    star = execute_text(
+        chdb_backend, data + " | summarize take_any(*) by s | order by s asc"
+    ).tables[0]
+    assert [c.name for c in star.columns] == ["s", "e"] and star.rows == [
+        ["a", 1],
+        ["b", 2],
+        ["c", 3],
+    ]
+    old = execute_text(chdb_backend, data + " | where s == 'b' | summarize any(*)").tables[0]
+    assert [c.name for c in old.columns] == ["any_s", "any_e"] and old.rows == [["b", 2]]
+
+
+def test_percentiles_array_takes_a_let_bound_array(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # "The array must be constant but doesn't have to be literal" (the percentiles reference)
+    kql = "let p = dynamic([50, 90]); range x from 1 to 10 step 1 | summarize percentiles_array(x, p)"
+    assert rows(chdb_backend, kql) == [[[5, 9]]]

@@ -275,13 +275,15 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
     cols = []
     use = args[:-1] if name.endswith("if") else args
     seen = set(taken)
+    prefix = "any_" if name == "any" else ""  # the deprecated any() prefixes its columns
     for a in use:
         if isinstance(a, s.Star):
             for c in input.columns:
                 if c.name not in seen:
-                    cols.append(c)
+                    cols.append(Column(prefix + c.name, c.type))
                     seen.add(c.name)
         else:
-            n = expression_name(a) or ("any_" if name.startswith("any") else "Column1")
+            n = expression_name(a)
+            n = prefix + n if n else ("any_" if name.startswith("any") else "Column1")
             cols.append(Column(n, arg_type(a)))
     return cols or [Column(f"{name}_", LONG)]

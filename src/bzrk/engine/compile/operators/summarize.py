@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,15 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
             continue
         if isinstance(expr, K.Call) and expr.name in _PERCENTILES:
             _percentiles(ctx, expr, item, row_scope, columns, out, used)
+            continue
+        if (
+            isinstance(expr, K.Call)
+            and expr.name in ("take_any", "any")
+            and (len(expr.args) > 1 or any(isinstance(a, K.Star) for a in expr.args))
+        ):
+            keyed = {name for name, _, _ in keys}
+            names = ctx.bound_names(item)
+            _take_any_row(expr, names, row_scope, relation, keyed, columns, out, used)
             continue
         value = ExprCompiler(row_scope, aggregates=agg_ctx).compile(expr)
         named = ctx.bound_names(item)
@@ -251,6 +261,40 @@ def _percentiles(
         )
 
 
+def _take_any_row(
+    call: K.Call,
+    names: Sequence[str] | None,
+    scope: Scope,
+    relation: Relation,
+    keys: set[str],
+    columns: list[tuple[S.Expr, str]],
+    out: list[tuple[str, str]],
+    used: set[str],
+) -> None:
+    """`take_any(a, b, …)` / `take_any(*)`: the values of one arbitrary row of the group, all
+    from the same row (the reference: several expressions are "calculated over a single
+    record"); `*` is every input column but the group keys. The columns are named as the
+    binder names them (``names``; `any(…)` prefixes `any_`)."""
+    values: list[tuple[str, Typed]] = []
+    for arg in call.args:
+        if isinstance(arg, K.Star):
+            values += [
+                (n, scope.columns[n]) for n, _ in relation.visible_columns() if n not in keys
+            ]
+        else:
+            values.append((expr_name(arg) or "", ExprCompiler(scope).compile(arg)))
+    if not values:
+        return
+    row = S.Func("any", [S.Func("tuple", [v.sql for _, v in values])])
+    prefix = "any_" if call.name == "any" else ""
+    for i, (name, value) in enumerate(values):
+        name = names[i] if names and i < len(names) else prefix + (name or "Column1")
+        name = unique_name(name, used)
+        used.add(name)
+        columns.append((T("tupleElement({0}, " + str(i + 1) + ")", row), name))
+        out.append((name, value.type))
+
+
 def _percent_label(pct: Any) -> str:
     """`50` → `50`, `50.0` → `50`, `99.9` → `99_9` (as Kusto names percentile columns)."""
     label = str(pct).replace(".", "_")
@@ -271,6 +315,17 @@ def _percentile_points(nodes: Sequence[K.Expr], scope: Scope) -> list[Any]:
 
     if len(nodes) == 1 and isinstance(nodes[0], K.Literal) and isinstance(nodes[0].value, list):
         return [checked_percent(nodes[0], v) for v in nodes[0].value]
+    if len(nodes) == 1 and not isinstance(nodes[0], K.Literal):
+        # a constant array that is no literal: `let p = dynamic([50, 90]); … percentiles_array(x, p)`
+        value = ExprCompiler(scope).compile(nodes[0])
+        if (
+            value.type == "dynamic"
+            and isinstance(value.sql, S.Lit)
+            and isinstance(value.sql.value, str)
+        ):
+            parsed = json.loads(value.sql.value)
+            if isinstance(parsed, list):
+                return [checked_percent(nodes[0], v) for v in parsed]
     points: list[Any] = []
     for node in nodes:
         try:
