@@ -211,6 +211,25 @@ CASES = [
             ]
         ],
     ),
+    # IPv4 ranges: an address or range that does not parse is null (one bad row used to fail
+    # the whole query in ClickHouse's isIPAddressInRange), and the private ranges by value
+    (
+        'datatable(ip: string)["bad", "1.2.3.4", "172.16.5.1", "192.168.1.1", "172.32.0.1"] '
+        '| project ipv4_is_private(ip), ipv4_is_in_range(ip, "1.2.3.0/24"), '
+        'ipv4_is_in_any_range(ip, "1.2.3.0/24", "10.0.0.0/8"), ipv4_is_in_range(ip, "1.2.3.0/33")',
+        [
+            [None, None, None, None],
+            [False, True, True, None],
+            [True, False, False, None],
+            [True, False, False, None],
+            [False, False, False, None],
+        ],
+    ),
+    (
+        'print parse_ipv4("1.2.3.4/33"), format_ipv4("10.1.2.3/33"), parse_ipv4("1.2.3.4/"), '
+        'parse_ipv4("1.2.3.4/24")',
+        [[None, "", None, 16909056]],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.functions.bags import json_path
-from bzrk.engine.compile.functions.builders import Builder, fn, registrar, type_arg
+from bzrk.engine.compile.functions.builders import Builder, registrar, type_arg
 from bzrk.engine.compile.functions.dynamic import DYN_TEXT_X, bag_pack
 from bzrk.engine.compile.typed import (
     T,
@@ -35,22 +35,41 @@ def _ip_address(ip: S.Expr) -> S.Expr:
     return T("splitByChar('/', {0})[1]", ip)
 
 
+def _v4_number(text: S.Expr) -> S.Expr:
+    """An IPv4 address (a prefix after '/' ignored) as a number; null when it is none."""
+    # toInt64: inside a tuple ClickHouse reads the UInt32 as signed (192.168.1.1 < 0)
+    return T("toInt64(IPv4StringToNumOrNull(splitByChar('/', {0})[1]))", text)
+
+
+def _v4_in_range(address: S.Expr, cidr: S.Expr) -> S.Expr:
+    """Whether ``address`` (its number: :func:`_v4_number`) lies in the range ``cidr``
+    (`a.b.c.d[/bits]`); null when either does not parse, as the reference says (ClickHouse's
+    isIPAddressInRange fails the whole query on one bad row)."""
+    return T(
+        "arrayMap(__v4 -> if(__v4.1 IS NULL OR __v4.2 IS NULL OR __v4.3 IS NULL OR __v4.3 < 0 "
+        "OR __v4.3 > 32, NULL, intDiv(__v4.1, bitShiftLeft(toUInt64(1), 32 - least(greatest(ifNull(__v4.3, 0), 0), 32))) = "
+        "intDiv(__v4.2, bitShiftLeft(toUInt64(1), 32 - least(greatest(ifNull(__v4.3, 0), 0), 32)))), [({0}, {1}, "
+        "if(position({2}, '/') > 0, toInt64OrNull(splitByChar('/', {2})[2]), 32))])[1]",
+        address,
+        _v4_number(cidr),
+        cidr,
+    )
+
+
 reg(
     "ipv4_is_in_range",
-    lambda c, a, n: Typed(
-        T("isIPAddressInRange({0}, {1})", _ip_address(to_string(a[0])), _cidr(to_string(a[1]))),
-        "bool",
-    ),
+    lambda c, a, n: Typed(_v4_in_range(_v4_number(to_string(a[0])), to_string(a[1])), "bool"),
 )
 reg(
     "ipv4_is_in_any_range",
     lambda c, a, n: Typed(
         T(
-            "arrayExists(r -> isIPAddressInRange({0}, if(position(r, '/') > 0, r, concat(r, '/32'))), {1})",
-            _ip_address(to_string(a[0])),
+            "arrayMap(__ip -> if(__ip IS NULL, NULL, arrayExists(__rg -> ifNull({0}, false), {1})), [{2}])[1]",
+            _v4_in_range(T("__ip"), T("__rg")),
             T("arrayMap(x -> " + DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
             if a[1].type == "dynamic" and len(a) == 2
             else S.Func("array", [to_string(x) for x in a[1:]]),
+            _v4_number(to_string(a[0])),
         ),
         "bool",
     ),
@@ -62,11 +81,14 @@ def _ipv4_num(ip: S.Expr) -> S.Expr:
 
 
 def ipv4_masked(ip: S.Expr, bits: S.Expr | None = None) -> S.Expr:
-    mask_bits = T("if(position({0}, '/') > 0, toInt64OrZero(splitByChar('/', {0})[2]), 32)", ip)
+    """The address as a number, masked by its prefix (and ``bits``); null when the address or
+    a prefix does not parse or lies outside 0..32 (`1.2.3.4/33`), as the reference says."""
+    mask_bits = T("if(position({0}, '/') > 0, toInt64OrNull(splitByChar('/', {0})[2]), 32)", ip)
     if bits is not None:
         mask_bits = T("least({0}, toInt64({1}))", mask_bits, bits)
     return T(
-        "bitAnd({0}, bitShiftLeft(toInt64(4294967295), 32 - {1}) % 4294967296)",
+        "arrayMap(__m -> if(__m IS NULL OR __m < 0 OR __m > 32, NULL, bitAnd({0}, "
+        "bitShiftLeft(toInt64(4294967295), 32 - least(greatest(ifNull(__m, 0), 0), 32)) % 4294967296)), [{1}])[1]",
         _ipv4_num(ip),
         mask_bits,
     )
@@ -380,10 +402,15 @@ reg(
 )
 reg(
     "ipv4_is_private",
-    fn(
-        "isIPAddressInRange(splitByChar('/', {0})[1], '10.0.0.0/8') OR isIPAddressInRange(splitByChar('/', {0})[1], '172.16.0.0/12') "
-        "OR isIPAddressInRange(splitByChar('/', {0})[1], '192.168.0.0/16')",
-        conv="s",
+    lambda c, a, n: Typed(
+        T(
+            "({0} OR {1} OR {2})",
+            *(
+                _v4_in_range(_v4_number(to_string(a[0])), S.Lit(r))
+                for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+            ),
+        ),
+        "bool",
     ),
 )
 
