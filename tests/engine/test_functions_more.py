@@ -230,6 +230,17 @@ CASES = [
         'parse_ipv4("1.2.3.4/24")',
         [[None, "", None, 16909056]],
     ),
+    # as the references say: unix times that are no time are null (NaN failed the query),
+    # shifts are modulo 64 and null when negative, repeat of a negative count is null, range
+    # over datetimes steps an hour by default, a guid converts to no number (an InternalError)
+    (
+        "print isnull(unixtime_seconds_todatetime(real(nan))), isnull(unixtime_seconds_todatetime(1e20)), "
+        "unixtime_seconds_todatetime(1546300800) == datetime(2019-01-01), "
+        "binary_shift_left(1, 65), binary_shift_right(1, 64), isnull(binary_shift_left(1, -1)), "
+        "isnull(repeat(1, -1)), array_length(range(datetime(2020-01-01), datetime(2020-01-01 02:00))), "
+        "isnull(tolong(guid(00000000-0000-0000-0000-000000000000)))",
+        [[True, True, True, 2, 1, True, True, 3, True]],
+    ),
     # set_equals: the same distinct values, in any order and multiplicity; null for a non-array
     (
         "print set_equals(dynamic([1, 2, 3]), dynamic([3, 2, 1, 1])), "

@@ -334,5 +334,7 @@ def test_take_any_of_several_expressions_reads_one_row(chdb_backend) -> None:  #
 
 def test_percentiles_array_takes_a_let_bound_array(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     # "The array must be constant but doesn't have to be literal" (the percentiles reference)
-    kql = "let p = dynamic([50, 90]); range x from 1 to 10 step 1 | summarize percentiles_array(x, p)"
+    kql = (
+        "let p = dynamic([50, 90]); range x from 1 to 10 step 1 | summarize percentiles_array(x, p)"
+    )
     assert rows(chdb_backend, kql) == [[[5, 9]]]

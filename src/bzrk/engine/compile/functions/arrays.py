@@ -163,7 +163,8 @@ def _range_array(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     start, stop = args[0], args[1]
     step = args[2] if len(args) > 2 else None
     if start.type == "datetime":
-        step_sql = step.sql if step is not None else S.Lit(TICKS_PER_DAY)
+        # one hour by default, for datetimes as for timespans (the range() reference)
+        step_sql = step.sql if step is not None else S.Lit(TICKS_PER_DAY // 24)
         items = T(
             "arrayMap(i -> reinterpret(toInt64(reinterpretAsInt64({0}) + i * {2}), 'DateTime64(7, \\'UTC\\')'), "
             "range(0, toUInt64(greatest(0, intDiv(reinterpretAsInt64({1}) - reinterpretAsInt64({0}), {2}) + 1))))",
@@ -212,8 +213,9 @@ def _repeat(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     count = cast_to(args[1], "long").sql
     return Typed(
         T(
-            "concat('[', arrayStringConcat(arrayResize(emptyArrayString(), "
-            "least(1048576, toUInt64(greatest({1}, 0))), {0}), ','), ']')",
+            # a negative count is null (the reference)
+            "if({1} < 0, NULL, concat('[', arrayStringConcat(arrayResize(emptyArrayString(), "
+            "least(1048576, toUInt64(greatest({1}, 0))), {0}), ','), ']'))",
             item,
             count,
         ),

@@ -96,6 +96,8 @@ def _to(kql_type: str) -> Builder:
             return value
         if value.type == "dynamic":
             return from_dynamic(value.sql, kql_type)
+        if value.type == "guid" and kql_type in ("long", "int", "real", "decimal", "bool"):
+            return typed_null(kql_type)  # a guid is no number (ClickHouse refuses the cast)
         if value.type == "string":
             text = value.sql
             # `0x` hex text converts as a hex literal does (tolong('0xa0') is 160).

@@ -376,22 +376,14 @@ reg("endofday", lambda c, a, n: end_of("day", a))
 reg("endofweek", lambda c, a, n: end_of("week", a))
 reg("endofmonth", lambda c, a, n: end_of("month", a))
 reg("endofyear", lambda c, a, n: end_of("year", a))
-reg(
-    "unixtime_seconds_todatetime",
-    fn(
-        "reinterpret(toInt64(round(toFloat64({0}) * 10000000)), 'DateTime64(7, \\'UTC\\')')",
-    ),
+# Unix times: null for what is no time (NaN, infinity, past the ticks' range), as the reference
+# says; accurateCastOrNull gives null where toInt64 failed the whole query.
+_UNIX_TIME = (
+    "if(isNull(accurateCastOrNull(round(toFloat64({0}) * {1}), 'Int64')), NULL, reinterpret("
+    "assumeNotNull(accurateCastOrNull(round(toFloat64({0}) * {1}), 'Int64')), 'DateTime64(7, \\'UTC\\')'))"
 )
-reg(
-    "unixtime_milliseconds_todatetime",
-    fn(
-        "reinterpret(toInt64(round(toFloat64({0}) * 10000)), 'DateTime64(7, \\'UTC\\')')",
-    ),
-)
-reg(
-    "unixtime_microseconds_todatetime",
-    fn("reinterpret(toInt64(round(toFloat64({0}) * 10)), 'DateTime64(7, \\'UTC\\')')"),
-)
+for _name, _ticks in (("seconds", 10_000_000), ("milliseconds", 10_000), ("microseconds", 10)):
+    reg(f"unixtime_{_name}_todatetime", fn(_UNIX_TIME.replace("{1}", str(_ticks))))
 reg(
     "unixtime_nanoseconds_todatetime",
     fn("reinterpret(toInt64(intDiv(toInt64({0}), 100)), 'DateTime64(7, \\'UTC\\')')"),

@@ -158,8 +158,15 @@ reg("binary_and", fn("bitAnd(toInt64({0}), toInt64({1}))"))
 reg("binary_or", fn("bitOr(toInt64({0}), toInt64({1}))"))
 reg("binary_xor", fn("bitXor(toInt64({0}), toInt64({1}))"))
 reg("binary_not", fn("bitNot(toInt64({0}))"))
-reg("binary_shift_left", fn("bitShiftLeft(toInt64({0}), {1})"))
-reg("binary_shift_right", fn("bitShiftRight(toInt64({0}), {1})"))
+# value << (shift % 64), as the reference says; a negative shift is null
+reg(
+    "binary_shift_left",
+    fn("if({1} < 0, NULL, bitShiftLeft(toInt64({0}), positiveModulo(toInt64({1}), 64)))"),
+)
+reg(
+    "binary_shift_right",
+    fn("if({1} < 0, NULL, bitShiftRight(toInt64({0}), positiveModulo(toInt64({1}), 64)))"),
+)
 reg("bitset_count_ones", fn("toInt64(bitCount(toInt64({0})))"))
 
 
