@@ -338,3 +338,11 @@ def test_percentiles_array_takes_a_let_bound_array(chdb_backend) -> None:  # typ
         "let p = dynamic([50, 90]); range x from 1 to 10 step 1 | summarize percentiles_array(x, p)"
     )
     assert rows(chdb_backend, kql) == [[[5, 9]]]
+
+
+def test_summarize_of_constants_alone_is_one_row(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # `summarize x = max_of(1, 2)` answered one row per input row (19,982 on the demo)
+    data = "datatable(a: long)[1, 2, 3]"
+    assert rows(chdb_backend, data + " | summarize x = max_of(1, 2)") == [[2]]
+    assert rows(chdb_backend, data + " | summarize x = 1 + 1, c = count()") == [[2, 3]]
+    assert rows(chdb_backend, data + " | summarize x = 1 by a | count") == [[3]]

@@ -24,6 +24,7 @@ from bzrk.engine.compile.scope import Scope
 from bzrk.engine.compile.semantics import dynamic_rank
 from bzrk.engine.compile.summarize_budget import series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
+from bzrk.kql import catalog
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import aggregate_name
 from bzrk.kql.binder.naming import expression_name as kql_expression_name
@@ -99,6 +100,16 @@ def op_summarize(ctx: CompileContext, op: K.Summarize, relation: Relation) -> Re
         columns.append((value.sql, name))
         out.append((name, value.type))
     keep_series = series_filter(ctx.budget_policy, ctx.budgets, op, relation, keys)
+    if not group_by and not any(
+        isinstance(node, K.Call)
+        and (is_aggregate(node.name) or catalog.lookup_aggregate(node.name) is not None)
+        for item in op.aggregates
+        for node in item.walk()
+    ):
+        # `summarize x = 1 + 1`: no aggregate and no key is still one row (ClickHouse would
+        # give one per input row); its items are constants (the binder refuses a row value
+        # outside an aggregate), so any() of each makes the query an aggregation.
+        columns = [(T("any({0})", sql), name) for sql, name in columns]
     return ctx.select(relation, columns, out, group_by=group_by, where=keep_series)
 
 
