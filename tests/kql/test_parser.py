@@ -203,3 +203,12 @@ def test_rfc_850_and_822_datetime_literals_with_a_two_digit_year(text: str) -> N
         * 10**7
     )
     assert parse_datetime(text) == expected
+
+
+def test_a_column_named_range_is_no_range_source() -> None:
+    # the aggregation tutorial's sliding window: `mv-expand range to typeof(long)`
+    from bzrk.kql import parse
+
+    query = parse("print range = dynamic([1, 2]) | mv-expand range to typeof(long)")
+    assert type(query.statements[-1].expr.operators[-1]).__name__ == "MvExpand"
+    assert parse("range x from 1 to 3 step 1") is not None

@@ -419,7 +419,9 @@ class Parser:
         word = self.tok.text
         nxt = self.peek()
         if word == "range":
-            return nxt.kind == Kind.IDENT or (self.at_name(1) > 0 and nxt.text == "[")
+            # `range x from …`; a column named range (`mv-expand range to typeof(long)`) is not
+            n = self.at_name(1)
+            return n > 0 and self.peek(1 + n).text == "from"
         if word in ("datatable", "externaldata", "external_data", "inline_external_table"):
             return nxt.text in ("(", "with")
         if word in ("print", "union", "search", "find", "evaluate"):
