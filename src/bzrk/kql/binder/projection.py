@@ -283,7 +283,7 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
                     cols.append(Column(prefix + c.name, c.type))
                     seen.add(c.name)
         else:
-            n = expression_name(a)
-            n = prefix + n if n else ("any_" if name.startswith("any") else "Column1")
+            base = expression_name(a)
+            n = prefix + base if base else ("any_" if name.startswith("any") else "Column1")
             cols.append(Column(n, arg_type(a)))
     return cols or [Column(f"{name}_", LONG)]
