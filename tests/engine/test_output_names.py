@@ -63,3 +63,13 @@ def test_make_series_names_are_the_binders(chdb_backend) -> None:  # type: ignor
     )
     got, _ = columns(chdb_backend, kql)
     assert got == binder_columns(kql) == ["s", "avg_v", "v", "t"]
+
+
+def test_a_derived_name_repeated_in_project_gets_a_suffix(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # Kusto.Language names these a, a1 (a name the query spells, `project a, a`, is KS171)
+
+    result = execute_text(
+        chdb_backend, "print a = 1 | project tostring(a), tostring(a), strlen('x'), strlen('yy')"
+    )
+    assert [c.name for c in result.tables[0].columns] == ["a", "a1", "strlen_", "strlen_1"]
+    assert result.tables[0].rows == [["1", "1", 1, 2]]

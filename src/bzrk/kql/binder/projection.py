@@ -87,8 +87,13 @@ def bind_items(
                 name = unique_name(name, produced)
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
+        # a name the query spells (`project b = 1, b = 2`, `project a, a`) may not repeat (KS171);
+        # one derived from an expression gets a suffix (`project tostring(a), tostring(a)`: a, a1)
+        spelled = bool(item.names) or s.dotted_name(item.expr) is not None
         for n, ty in zip(names, types, strict=False):
-            if n in produced and (mode == "project" or (item.names and mode in ("extend", "by"))):
+            if n in produced and (
+                (mode == "project" and spelled) or (item.names and mode in ("extend", "by"))
+            ):
                 raise duplicate_column(n).at(item.span)  # `extend v = 1, v = 2`: KS171
             if n in produced and mode != "extend":
                 n = unique_name(n, produced)

@@ -22,6 +22,7 @@ from bzrk.engine.compile.row_order import numbered, partition_column, strip_rn
 from bzrk.engine.compile.typed import T, Typed, to_json
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import expression_name as kql_expression_name
+from bzrk.kql.binder.naming import unique_name
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
@@ -81,6 +82,10 @@ def projection(
                 name = f"Column{next(column_counter)}"
                 while name in values:
                     name = f"Column{next(column_counter)}"
+            elif not extend and dotted is None and name in values:
+                # a derived name repeated in project gets a suffix, as the binder names it
+                # (`project tostring(a), tostring(a)`: a, a1)
+                name = unique_name(name, set(values))
         if name not in order:
             order.append(name)
         values[name] = value
