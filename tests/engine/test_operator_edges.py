@@ -346,3 +346,21 @@ def test_summarize_of_constants_alone_is_one_row(chdb_backend) -> None:  # type:
     assert rows(chdb_backend, data + " | summarize x = max_of(1, 2)") == [[2]]
     assert rows(chdb_backend, data + " | summarize x = 1 + 1, c = count()") == [[2, 3]]
     assert rows(chdb_backend, data + " | summarize x = 1 by a | count") == [[3]]
+
+
+def test_list_sizes_and_percentile_arrays_as_the_references_give_them(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    # the deprecated makelist/makeset keep 128 items by default; a size of 0 is the default
+    # (ClickHouse refused groupArray(0)); percentiles_array of datetimes holds ISO text and an
+    # int's percentile is a long
+    sizes = (
+        "range x from 1 to 300 step 1 | summarize array_length(makelist(x)), "
+        "array_length(makeset(x)), array_length(make_list(x)), array_length(make_list(x, 0))"
+    )
+    assert rows(chdb_backend, sizes) == [[128, 128, 300, 300]]
+    result = execute_text(
+        chdb_backend,
+        "datatable(t: datetime, i: int)[datetime(2020-01-01 10:00), 1, datetime(2020-01-02), 2] "
+        "| summarize percentiles_array(t, 50, 100), percentiles(i, 50)",
+    ).tables[0]
+    assert [c.type for c in result.columns] == ["dynamic", "long"]
+    assert result.rows == [[["2020-01-01T10:00:00.0000000Z", "2020-01-02T00:00:00.0000000Z"], 1]]

@@ -117,23 +117,31 @@ def _json_list(items: S.Expr) -> S.Expr:
     return T("concat('[', arrayStringConcat({0}, ','), ']')", items)
 
 
-def _limit(a: list[Typed], i: int) -> str:
+# The deprecated makelist/makeset keep 128 items unless told otherwise (their reference
+# pages); make_list/make_set 1,048,576.
+_DEPRECATED_LIMIT = {"makelist": 128, "makeset": 128}
+
+
+def _limit(a: list[Typed], i: int, n: K.Call | None = None) -> str:
+    """The maxSize argument at ``i``: a positive constant, else the function's default."""
     sql = a[i].sql if len(a) > i else None
     if isinstance(sql, S.Template) and sql.args and isinstance(sql.args[0], S.Lit):
-        return str(int(sql.args[0].value))
-    return "1048576"
+        value = int(sql.args[0].value)
+        if value > 0:  # 0 or a negative size: the default (ClickHouse refuses groupArray(0))
+            return str(value)
+    return str(_DEPRECATED_LIMIT.get(n.name if n is not None else "", 1_048_576))
 
 
 def _make_list(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     if a[0].type == "dynamic":
         # Kusto appends an array value's elements, not the array (as make_set does).
-        items = T("groupArray(" + _limit(a, 1) + ")({0})", _elements(a[0]))
+        items = T("groupArray(" + _limit(a, 1, n) + ")({0})", _elements(a[0]))
         return Typed(
-            _json_list(T("arraySlice(arrayFlatten({0}), 1, " + _limit(a, 1) + ")", items)),
+            _json_list(T("arraySlice(arrayFlatten({0}), 1, " + _limit(a, 1, n) + ")", items)),
             "dynamic",
         )
     return Typed(
-        _json_list(T("groupArray(" + _limit(a, 1) + ")({0})", _skip_null_json(a[0]))), "dynamic"
+        _json_list(T("groupArray(" + _limit(a, 1, n) + ")({0})", _skip_null_json(a[0]))), "dynamic"
     )
 
 
@@ -168,7 +176,9 @@ def _set_items(x: Typed) -> S.Expr:
 
 def _make_set(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     return Typed(
-        _json_list(T("arraySlice(arrayDistinct({0}), 1, " + _limit(a, 1) + ")", _set_items(a[0]))),
+        _json_list(
+            T("arraySlice(arrayDistinct({0}), 1, " + _limit(a, 1, n) + ")", _set_items(a[0]))
+        ),
         "dynamic",
     )
 

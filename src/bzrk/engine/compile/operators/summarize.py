@@ -23,7 +23,7 @@ from bzrk.engine.compile.row_order import partition_column, strip_rn
 from bzrk.engine.compile.scope import Scope
 from bzrk.engine.compile.semantics import dynamic_rank
 from bzrk.engine.compile.summarize_budget import series_filter
-from bzrk.engine.compile.typed import T, Typed, cast_to, to_string
+from bzrk.engine.compile.typed import T, Typed, cast_to, to_json, to_string
 from bzrk.kql import catalog
 from bzrk.kql import syntax as K
 from bzrk.kql.binder.naming import aggregate_name
@@ -232,7 +232,9 @@ def _percentiles(
         )
 
     if call.name.endswith("_array"):
-        sqls = [T("toJSONString({0})", quantile(p)) for p in points]
+        # each element as a dynamic holds its type (a datetime's ISO text, a timespan's clock)
+        element_type = value.type if value.type in ("datetime", "timespan") else "real"
+        sqls = [T("ifNull({0}, 'null')", to_json(Typed(quantile(p), element_type))) for p in points]
         name = item.names[0] if item.names else f"percentiles_{column}"
         name = unique_name(name, used)
         used.add(name)
@@ -262,12 +264,15 @@ def _percentiles(
             # An empty group gives null, as quantileExactLow does (quantiles gives zeros).
             element = T("if(count({0}) = 0, NULL, {1}[" + str(i + 1) + "])", value.sql, shared)
             columns.append((element, name))
+        # an int's percentile is a long, as percentile() and Kusto.Language type it
         out.append(
             (
                 name,
-                value.type
-                if value.type in ("int", "long", "real", "timespan", "datetime")
-                else "real",
+                "long"
+                if value.type == "int"
+                else (
+                    value.type if value.type in ("long", "real", "timespan", "datetime") else "real"
+                ),
             )
         )
 
