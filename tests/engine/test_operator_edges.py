@@ -364,3 +364,14 @@ def test_list_sizes_and_percentile_arrays_as_the_references_give_them(chdb_backe
     ).tables[0]
     assert [c.type for c in result.columns] == ["dynamic", "long"]
     assert result.rows == [[["2020-01-01T10:00:00.0000000Z", "2020-01-02T00:00:00.0000000Z"], 1]]
+
+
+def test_arg_max_names_its_columns_as_kusto_does(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    data = 'datatable(x: long, y: string)[1, "a", 2, "B"]'
+
+    def names(kql: str) -> list[str]:
+        return [c.name for c in execute_text(chdb_backend, data + kql).tables[0].columns]
+
+    assert names(" | summarize arg_max(x, x * 2, tolower(y))") == ["x", "max_x_arg1", "max_x_arg2"]
+    assert names(" | summarize (a, b) = arg_max(x, y)") == ["a", "b"]
+    assert names(" | summarize arg_max(x, *, y)") == ["x", "y"]  # y comes once

@@ -265,16 +265,22 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
         first_name = expression_name(args[0]) or ("max_" if name == "arg_max" else "min_")
         cols = [Column(first_name, arg_type(args[0]))]
         seen = set(taken) | {first_name}
+        computed = 0
         for a in args[1:]:
             if isinstance(a, s.Star):
                 for c in input.columns:
                     if c.name not in seen:
                         cols.append(c)
                         seen.add(c.name)
-            else:
-                n = expression_name(a) or "Column1"
-                cols.append(Column(n, arg_type(a)))
-                seen.add(n)
+                continue
+            n = expression_name(a)
+            if n is not None and n in seen and any(isinstance(x, s.Star) for x in args[1:]):
+                continue  # `arg_max(x, *, y)`: y is among the row's columns already
+            if n is None:  # a computed value: max_x_arg1, max_x_arg2, … (Kusto.Language)
+                computed += 1
+                n = f"{name[4:]}_{first_name}_arg{computed}"
+            cols.append(Column(n, arg_type(a)))
+            seen.add(n)
         return cols
     # take_any / any (optionally *if): one column per argument, `*` → all input columns
     cols = []

@@ -170,16 +170,27 @@ def _arg_extreme(
         columns.append((T(("max" if fname == "argMax" else "min") + "({0})", key.sql), key_name))
     out.append((key_name, key.type))
     extra: list[tuple[str, Typed]] = []
+    star = any(isinstance(arg, K.Star) for arg in call.args[1:])
+    computed = 0
     for arg in call.args[1:]:
         if isinstance(arg, K.Star):
             for n, _ in relation.columns:
                 if n == expr_name(call.args[0]) or n in used:
                     continue
                 extra.append((n, scope.columns[n]))
-        else:
-            name = arg.name if isinstance(arg, K.NamedArg) else (expr_name(arg) or "")
-            value = ExprCompiler(scope).compile(arg.value if isinstance(arg, K.NamedArg) else arg)
-            extra.append((name or f"{call.name}_arg", value))
+            continue
+        name = arg.name if isinstance(arg, K.NamedArg) else (expr_name(arg) or "")
+        if star and name and any(n == name for n, _ in extra):
+            continue  # `arg_max(x, *, y)`: y is among the row's columns already
+        if not name:  # a computed value: max_x_arg1, max_x_arg2, … (Kusto.Language)
+            computed += 1
+            name = f"{call.name[4:]}_{key_name}_arg{computed}"
+        value = ExprCompiler(scope).compile(arg.value if isinstance(arg, K.NamedArg) else arg)
+        extra.append((name, value))
+    bound = ctx.bound_names(item)
+    if bound is not None and len(bound) == 1 + len(extra):
+        # the binder's names (`(a, b) = arg_max(x, y)` is a, b): one rule for schema and plan
+        extra = [(n, v) for n, (_, v) in zip(bound[1:], extra, strict=True)]
     for name, value in extra:
         name = unique_name(name, used)
         used.add(name)
