@@ -273,14 +273,14 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
                         cols.append(c)
                         seen.add(c.name)
                 continue
-            n = expression_name(a)
-            if n is not None and n in seen and any(isinstance(x, s.Star) for x in args[1:]):
+            arg_name = expression_name(a)
+            if arg_name in seen and any(isinstance(x, s.Star) for x in args[1:]):
                 continue  # `arg_max(x, *, y)`: y is among the row's columns already
-            if n is None:  # a computed value: max_x_arg1, max_x_arg2, … (Kusto.Language)
+            if arg_name is None:  # a computed value: max_x_arg1, max_x_arg2, … (Kusto.Language)
                 computed += 1
-                n = f"{name[4:]}_{first_name}_arg{computed}"
-            cols.append(Column(n, arg_type(a)))
-            seen.add(n)
+                arg_name = f"{name[4:]}_{first_name}_arg{computed}"
+            cols.append(Column(arg_name, arg_type(a)))
+            seen.add(arg_name)
         return cols
     # take_any / any (optionally *if): one column per argument, `*` → all input columns
     cols = []
