@@ -498,11 +498,17 @@ def _non_null_constant(expr: S.Expr) -> bool:
     return False
 
 
+def as_number(value: Typed) -> Typed:
+    """A dynamic (an OTel attribute) read as its number (null when it is none), as numeric
+    aggregates read it (`sum`, `min`/`max`, `percentile`); any other value as it is."""
+    return cast_to(value, "real") if value.type == "dynamic" else value
+
+
 def dynamic_order(value: Typed) -> tuple[S.Expr, S.Expr]:
     """How dynamic values order (``sort``, ``top``, ``arg_max``): a number by its value, then by
     its text; so 9 < 10 < 100, where their text would give 10 < 100 < 9. Berserk compares a
     field "by native type"; a value that is no number (null here) orders by text alone."""
-    return cast_to(value, "real").sql, to_string(value)
+    return as_number(value).sql, to_string(value)
 
 
 def dynamic_rank(value: Typed, *, largest: bool) -> S.Expr:

@@ -21,19 +21,21 @@ if TYPE_CHECKING:
     from bzrk.engine.compile.expressions.compiler import ExprCompiler
 
 
-def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
+def _named_column(c: ExprCompiler, node: K.Call) -> Typed | None:
+    """The row's column named by the call's first argument (a constant string), if any."""
     name_value = c.compile(node.args[0])
     name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
-    if isinstance(name, str) and name in c.scope.columns:
-        return c.scope.columns[name]
-    return c.compile(node.args[1])
+    return c.scope.columns.get(name) if isinstance(name, str) else None
+
+
+def _column_ifexists(c: ExprCompiler, node: K.Call) -> Typed:
+    column = _named_column(c, node)
+    return column if column is not None else c.compile(node.args[1])
 
 
 def _iscolumnexists(c: ExprCompiler, node: K.Call) -> Typed:
     """The deprecated ``iscolumnexists(name)``: whether the row has a column of that name."""
-    name_value = c.compile(node.args[0])
-    name = name_value.sql.value if isinstance(name_value.sql, S.Lit) else None
-    return Typed(S.Lit(isinstance(name, str) and name in c.scope.columns), "bool")
+    return Typed(S.Lit(_named_column(c, node) is not None), "bool")
 
 
 def _ingestion_time(c: ExprCompiler, node: K.Call) -> Typed:

@@ -16,7 +16,7 @@ from bzrk.engine.compile.functions.histograms import HISTOGRAM_AGGREGATES
 from bzrk.engine.compile.functions.metrics import METRIC_AGGREGATES
 from bzrk.engine.compile.functions.schema_agg import buildschema
 from bzrk.engine.compile.functions.sketches import SKETCH_AGGREGATES
-from bzrk.engine.compile.semantics import coerce_dynamic_args
+from bzrk.engine.compile.semantics import as_number, coerce_dynamic_args
 from bzrk.engine.compile.typed import T, Typed, cast_to, lit, to_json, to_string
 from bzrk.kql import catalog
 from bzrk.kql import syntax as K
@@ -49,9 +49,7 @@ def _sum_type(t: str) -> str:
 
 
 def _sum(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    x = a[0]
-    if x.type == "dynamic":
-        x = cast_to(x, "real")
+    x = as_number(a[0])
     rtype = _sum_type(x.type)
     fname = "toInt64" if rtype in ("long", "timespan") else ("toFloat64" if rtype == "real" else "")
     # The sum of no values is 0 (ClickHouse answers NULL for a Nullable column).
@@ -92,8 +90,7 @@ def _minmax(fname: str) -> AggBuilder:
         x = a[0]
         if x.type == "string":
             return Typed(T(fname + "If({0}, {0} != '')", x.sql), "string")
-        if x.type == "dynamic":
-            x = cast_to(x, "real")
+        x = as_number(x)
         return Typed(T(fname + "({0})", x.sql), x.type)
 
     return build
@@ -101,7 +98,7 @@ def _minmax(fname: str) -> AggBuilder:
 
 def _minmaxif(fname: str) -> AggBuilder:
     def build(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-        x = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0]  # as min/max read it
+        x = as_number(a[0])
         return Typed(T(fname + "If({0}, {1})", x.sql, _cond(c, a[1])), x.type)
 
     return build
@@ -312,7 +309,7 @@ def nearest_rank_level(percent: float) -> float:
 
 
 def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
-    x = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0]  # an attribute's number
+    x = as_number(a[0])
     point = n.args[1] if len(n.args) > 1 else None
     if isinstance(point, K.Literal):
         pv: S.Expr = S.Lit(nearest_rank_level(checked_percent(point, point.value)))
@@ -338,7 +335,7 @@ def _percentile(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
 def _percentilew(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     """percentilew(x, weight, p) inside an expression: a row counts ``weight`` times (a null or
     negative weight not at all), as percentilesw does."""
-    x, weight = cast_to(a[0], "real") if a[0].type == "dynamic" else a[0], cast_to(a[1], "long").sql
+    x, weight = as_number(a[0]), cast_to(a[1], "long").sql
     point = n.args[2] if len(n.args) > 2 else None
     if isinstance(point, K.Literal):
         pv: S.Expr = S.Lit(nearest_rank_level(checked_percent(point, point.value)))

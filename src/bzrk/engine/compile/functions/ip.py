@@ -27,22 +27,14 @@ reg = registrar(IP_FUNCTIONS)
 # --- IPv4 ------------------------------------------------------------------------------------
 
 
-def _cidr(prefix: S.Expr) -> S.Expr:
-    return T("if(position({0}, '/') > 0, {0}, concat({0}, '/32'))", prefix)
-
-
-def _ip_address(ip: S.Expr) -> S.Expr:
-    return T("splitByChar('/', {0})[1]", ip)
-
-
-def _v4_number(text: S.Expr) -> S.Expr:
+def _ipv4_num(text: S.Expr) -> S.Expr:
     """An IPv4 address (a prefix after '/' ignored) as a number; null when it is none."""
     # toInt64: inside a tuple ClickHouse reads the UInt32 as signed (192.168.1.1 < 0)
     return T("toInt64(IPv4StringToNumOrNull(splitByChar('/', {0})[1]))", text)
 
 
 def _v4_in_range(address: S.Expr, cidr: S.Expr) -> S.Expr:
-    """Whether ``address`` (its number: :func:`_v4_number`) lies in the range ``cidr``
+    """Whether ``address`` (its number: :func:`_ipv4_num`) lies in the range ``cidr``
     (`a.b.c.d[/bits]`); null when either does not parse, as the reference says (ClickHouse's
     isIPAddressInRange fails the whole query on one bad row)."""
     return T(
@@ -51,14 +43,14 @@ def _v4_in_range(address: S.Expr, cidr: S.Expr) -> S.Expr:
         "intDiv(__v4.2, bitShiftLeft(toUInt64(1), 32 - least(greatest(ifNull(__v4.3, 0), 0), 32)))), [({0}, {1}, "
         "if(position({2}, '/') > 0, toInt64OrNull(splitByChar('/', {2})[2]), 32))])[1]",
         address,
-        _v4_number(cidr),
+        _ipv4_num(cidr),
         cidr,
     )
 
 
 reg(
     "ipv4_is_in_range",
-    lambda c, a, n: Typed(_v4_in_range(_v4_number(to_string(a[0])), to_string(a[1])), "bool"),
+    lambda c, a, n: Typed(_v4_in_range(_ipv4_num(to_string(a[0])), to_string(a[1])), "bool"),
 )
 reg(
     "ipv4_is_in_any_range",
@@ -69,15 +61,11 @@ reg(
             T("arrayMap(x -> " + DYN_TEXT_X + ", JSONExtractArrayRaw({0}))", a[1].sql)
             if a[1].type == "dynamic" and len(a) == 2
             else S.Func("array", [to_string(x) for x in a[1:]]),
-            _v4_number(to_string(a[0])),
+            _ipv4_num(to_string(a[0])),
         ),
         "bool",
     ),
 )
-
-
-def _ipv4_num(ip: S.Expr) -> S.Expr:
-    return T("toInt64(IPv4StringToNumOrNull(splitByChar('/', {0})[1]))", ip)
 
 
 def ipv4_masked(ip: S.Expr, bits: S.Expr | None = None) -> S.Expr:
@@ -406,7 +394,7 @@ reg(
         T(
             "({0} OR {1} OR {2})",
             *(
-                _v4_in_range(_v4_number(to_string(a[0])), S.Lit(r))
+                _v4_in_range(_ipv4_num(to_string(a[0])), S.Lit(r))
                 for r in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
             ),
         ),

@@ -21,7 +21,7 @@ from bzrk.engine.compile.naming import expr_name, unique_name
 from bzrk.engine.compile.relation import Relation
 from bzrk.engine.compile.row_order import partition_column, strip_rn
 from bzrk.engine.compile.scope import Scope
-from bzrk.engine.compile.semantics import dynamic_rank
+from bzrk.engine.compile.semantics import as_number, dynamic_rank
 from bzrk.engine.compile.summarize_budget import series_filter
 from bzrk.engine.compile.typed import T, Typed, cast_to, to_json, to_string
 from bzrk.kql import catalog
@@ -218,9 +218,7 @@ def _percentiles(
     out: list[tuple[str, str]],
     used: set[str],
 ) -> None:
-    value = ExprCompiler(scope).compile(call.args[0])
-    if value.type == "dynamic":  # an OTel attribute: its number (permissive mode)
-        value = cast_to(value, "real")
+    value = as_number(ExprCompiler(scope).compile(call.args[0]))
     column = expr_name(call.args[0]) or ""
     weighted = call.name.startswith(("percentilesw", "percentilew"))
     points = _percentile_points(call.args[2:] if weighted else call.args[1:], scope)
