@@ -98,3 +98,14 @@ def test_a_literal_argument_leaves_the_name_part_empty(chdb_backend: Any) -> Non
     assert names == ["series_fft__real", "series_fft__imag"]
     names, _ = table(chdb_backend, "print x = 1 | extend series_stats(dynamic([1, 2]))")
     assert names[:3] == ["x", "series_stats__min", "series_stats__min_idx"]
+
+
+def test_a_series_longer_than_the_cap_is_null(chdb_backend: Any) -> None:
+    from bzrk.engine.compile.functions.series.fourier import MAX_POINTS
+
+    kql = (
+        f"range x from 1 to {MAX_POINTS + 1} step 1 | summarize y = make_list(x) "
+        "| extend (re, im) = series_fft(y) | project isnull(re), isnull(im)"
+    )
+    _, row = table(chdb_backend, kql)
+    assert row == [True, True]
