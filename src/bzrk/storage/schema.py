@@ -409,6 +409,18 @@ LAYOUT_SETTINGS: dict[str, int | str] = {
     "min_age_to_force_merge_on_partition_only": 1,
 }
 
+# Settings of every INSERT into a bzrk table. A bag arrives as JSON text, and ClickHouse's JSON
+# type guesses a type for each value as schema inference does: by default a string that reads as
+# a date or a time ("2024-01-01", "2024-01-01 10:00:00") is stored as a `Date` / `DateTime`. An
+# OTel string attribute is a string whatever it spells: stored as a date it no longer equals its
+# own text (`attributes.build_date == "2024-01-01"` matched nothing) and reads back reformatted.
+# Numbers and booleans keep their JSON types; strings are never read as numbers (ClickHouse's
+# default, `input_format_json_try_infer_numbers_from_strings = 0`).
+INSERT_SETTINGS: dict[str, int] = {
+    "input_format_try_infer_dates": 0,
+    "input_format_try_infer_datetimes": 0,
+}
+
 # Durable acknowledgement: a part's files and directory are fsync'd before INSERT returns.
 TABLE_SETTINGS: dict[str, int | str] = {
     "fsync_after_insert": 1,

@@ -16,7 +16,13 @@ import pyarrow.compute as pc
 
 from bzrk.engine.backends.base import Backend
 from bzrk.engine.errors import EngineError
-from bzrk.storage.schema import FIELDS, HEX_IDS, id_bytes_column, id_text_column
+from bzrk.storage.schema import (
+    FIELDS,
+    HEX_IDS,
+    INSERT_SETTINGS,
+    id_bytes_column,
+    id_text_column,
+)
 
 Row = dict[str, object]
 
@@ -133,7 +139,7 @@ def write_arrow(backend: Backend, qualified_table: str, table: pa.Table) -> int:
     if table.num_rows == 0:
         return 0
     try:
-        backend.insert_arrow(qualified_table, stored_shape(table))
+        backend.insert_arrow(qualified_table, stored_shape(table), settings=INSERT_SETTINGS)
     except EngineError as exc:
         raise WriteError(f"insert into {qualified_table} failed: {exc.message}") from exc
     return table.num_rows

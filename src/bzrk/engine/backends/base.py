@@ -7,7 +7,7 @@ server or cluster through clickhouse-connect). Everything above this module is t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,8 +65,13 @@ class Backend(Protocol):
         """Run a SELECT and yield its result batch by batch."""
         ...
 
-    def insert_arrow(self, table: str, data: pa.Table) -> None:
-        """Append ``data`` to ``table`` (qualified ``db.table``); returns once it is written."""
+    def insert_arrow(
+        self, table: str, data: pa.Table, *, settings: Mapping[str, int] | None = None
+    ) -> None:
+        """Append ``data`` to ``table`` (qualified ``db.table``); returns once it is written.
+
+        ``settings`` are the INSERT's input-format settings (``storage.schema.INSERT_SETTINGS``).
+        """
         ...
 
     def kill(self, query_id: str) -> None:

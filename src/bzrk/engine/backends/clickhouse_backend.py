@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -107,10 +107,17 @@ class ClickHouseBackend:
             with stream:
                 yield from stream
 
-    def insert_arrow(self, table: str, data: pa.Table) -> None:
+    def insert_arrow(
+        self, table: str, data: pa.Table, *, settings: Mapping[str, int] | None = None
+    ) -> None:
         database, _, name = table.rpartition(".")
         with map_backend_errors(None):
-            self._client().insert_arrow(name.strip("`"), data, database=database.strip("`") or None)
+            self._client().insert_arrow(
+                name.strip("`"),
+                data,
+                database=database.strip("`") or None,
+                settings=dict(settings or {}),
+            )
 
     def kill(self, query_id: str) -> None:
         with map_backend_errors(query_id):
