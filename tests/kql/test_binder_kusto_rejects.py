@@ -32,6 +32,11 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         ("range x from 1 to 3 step 1 | take '1'", "KS134"),
         ("range x from 1 to 3 step 1 | top 1.5 by x", "KS134"),
         ("range x from 1 to 3 step 1 | sample-distinct 1.5 of x", "KS134"),
+        # an integer parameter takes no real (a dynamic value is left to the engine)
+        ('print x = substring("abc", 1.5)', "KS134"),
+        ('print x = substring("abc", todouble(1))', "KS134"),
+        ("print x = array_slice(dynamic([1, 2]), 0, 1.5)", "KS134"),
+        ("print x = hash(1, 1.5)", "KS134"),
         # range bounds are summable, and the step adds to them
         ("range x from 'a' to 'b' step 1", "KS138"),
         ("range x from 1h to 2h step 1", "KS106"),
@@ -40,7 +45,7 @@ T = "datatable(t:datetime, v:long, s:string, d:dynamic)[datetime(2020-01-01), 1,
         # a repeatable parameter has a bound too: jaccard_index takes two sets
         ("print x = jaccard_index(dynamic([1]), dynamic([2]), dynamic([3]))", "KS119"),
         # a bool is not a number
-        ("print x = sqrt(true)", "KS107"),
+        ("print x = sqrt(true)", "KS137"),
         ("print x = round(1.5, true)", "KS107"),
         # text operators take strings
         (f"{T} | where v has 'a'", "KS106"),

@@ -26,6 +26,7 @@ from bzrk.kql.binder.typing_rules import (
     first_mismatch,
     lacks_common_type,
     literal_shape_refused,
+    mismatch_code,
     operator_defined,
     promoted,
     return_type,
@@ -535,7 +536,10 @@ class Binder:
             if sum(1 for other in fn.signatures if other.accepts_count(len(arg_types))) > 1:
                 raise incompatible_arguments(name, arg_types).at(e.span)
             raise type_mismatch(
-                f"Argument '{param.name}' of {name}()", expected_words(param), arg_types[i]
+                f"Argument '{param.name}' of {name}()",
+                expected_words(param),
+                arg_types[i],
+                mismatch_code(param),
             ).at(e.args[i].span)
         _check_literal_shapes(name, sig, e.args)
         if lacks_common_type(sig, arg_types):

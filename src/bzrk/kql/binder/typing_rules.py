@@ -276,6 +276,22 @@ def common_arguments(sig: Signature, args: list[str]) -> list[str]:
     return [a for p, a in zip(params, args, strict=False) if p.type_kind in _STRICT_COMMON_KINDS]
 
 
+# Kusto.Language's code for an argument a parameter of each kind refuses (KS107 otherwise:
+# "A value of type … expected").
+_KIND_CODES = {
+    "Integer": "KS134",
+    "Number": "KS137",
+    "Summable": "KS138",
+    "DynamicArray": "KS234",
+    "DynamicBag": "KS235",
+}
+
+
+def mismatch_code(param: Parameter) -> str:
+    """Kusto's error code for an argument ``param`` refuses."""
+    return _KIND_CODES.get(param.type_kind, "KS107")
+
+
 def expected_words(param: Parameter) -> str:
     """What a parameter takes, in the words of a type-mismatch message."""
     if param.type_kind == "Declared" and param.types:
@@ -296,6 +312,7 @@ _REFUSED_BY_KIND = {
     "DynamicBag": frozenset({"string", "bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
     "StringOrArray": frozenset({"bool", "guid", "datetime", "timespan", "int", "long", "real", "decimal"}),
     "IntegerOrArray": frozenset({"string", "bool", "guid", "datetime", "timespan"}),
+    "Integer": frozenset({"real", "decimal"}),  # substring(s, 1.5), hash(x, 1.0): KS134
     "Summable": frozenset({"string", "bool", "guid"}),
     "CommonSummable": frozenset({"string", "bool", "guid"}),
 }  # fmt: skip

@@ -112,6 +112,13 @@ class FunctionSymbol:
         return -1 if most > 64 else most
 
 
+# Where the engine takes more than Kusto.Language declares: (function, parameter) → the kind
+# the engine accepts. ADX runs `make_timespan(1, 12, 30, 55.123)` (docs-emulator
+# make-timespan-function-00: the reference types `seconds` as real), which Kusto.Language
+# refuses as KS134.
+_ENGINE_KINDS = {("make_timespan", "seconds"): "Number"}
+
+
 def _load(kind: str, rows: list[list[object]]) -> dict[str, FunctionSymbol]:
     out: dict[str, FunctionSymbol] = {}
     for name, rnk, prefix, hidden, sigs in rows:
@@ -121,7 +128,7 @@ def _load(kind: str, rows: list[list[object]]) -> dict[str, FunctionSymbol]:
                 rt,
                 probed,
                 tuple(
-                    Parameter(pn, tk, tuple(ts), ak, mn, mx)
+                    Parameter(pn, _ENGINE_KINDS.get((str(name), pn), tk), tuple(ts), ak, mn, mx)
                     for pn, tk, ts, ak, mn, mx, _opt in params
                 ),
             )
