@@ -28,6 +28,11 @@ SEMANTIC_SETTINGS: dict[str, str | int | float] = {
     # Dynamic values are JSON text; Kusto writes '/' unescaped, and a bag path read natively
     # (compile/bag_paths.py) must spell its text as the whole bag's text does.
     "output_format_json_escape_forward_slashes": 0,
+    # A string becomes a JSON value as the string it is: a cast to `JSON` (`$raw`, made from
+    # the record's columns) otherwise guesses a DateTime64 for "2026-12-07T21:32:46Z", as
+    # inserts would (storage/schema.py INSERT_SETTINGS).
+    "input_format_try_infer_dates": 0,
+    "input_format_try_infer_datetimes": 0,
 }
 
 

@@ -228,14 +228,33 @@ def field_sql(column: Column) -> str:
     return column.alias or quote_identifier(column.name)
 
 
+# A datetime field of $raw as KQL writes a datetime in a dynamic value: ISO 8601 in UTC with
+# seven fractional digits ("2026-12-07T21:32:46.8124735Z"; the columns are DateTime64(7)).
+_RAW_DATETIME = (
+    "if(isNull({0}), NULL, concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), '.', "
+    "leftPad(toString(positiveModulo(reinterpretAsInt64(assumeNotNull({0})), 10000000)), 7, '0'), "
+    "'Z'))"
+)
+
+
+def _raw_field(column: Column) -> tuple[str, str]:
+    """A field's value in $raw and its type there. Berserk omits empty and default fields: a
+    null, an empty bag and an empty array are left out (a log record has no `events`)."""
+    sql = field_sql(column)
+    if column.ch_type.startswith("JSON"):
+        # the bags' typed-path hints are dropped in the target type: $raw is an untyped JSON
+        return sql, "JSON"
+    if column.ch_type.startswith("Array("):
+        return f"if(empty({sql}), CAST(NULL, 'Dynamic'), CAST({sql}, 'Dynamic'))", "Dynamic"
+    if "DateTime64" in column.ch_type:
+        return _RAW_DATETIME.format(sql), "Nullable(String)"
+    return sql, column.ch_type
+
+
 def _raw_alias() -> str:
-    fields = [c for c in FIELDS if c.name not in _RAW_EXCLUDED]
-    values = ", ".join(field_sql(c) for c in fields)
-    # The bags' typed-path hints are dropped in the target type: $raw is an untyped JSON.
-    shape = ", ".join(
-        f"{quote_identifier(c.name)} {'JSON' if c.ch_type.startswith('JSON') else c.ch_type}"
-        for c in fields
-    )
+    fields = [(c.name, *_raw_field(c)) for c in FIELDS if c.name not in _RAW_EXCLUDED]
+    values = ", ".join(sql for _, sql, _ in fields)
+    shape = ", ".join(f"{quote_identifier(name)} {ch_type}" for name, _, ch_type in fields)
     record = f"CAST(tuple({values}), {quote_string(f'Tuple({shape})')})"
     return f"CAST({record}, 'JSON')"
 

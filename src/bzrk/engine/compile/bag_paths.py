@@ -67,6 +67,9 @@ class PathColumns:
     not_numbers: S.Fact | None = None
     # A bag search's hidden test (bag_search.py): the key of the bag's path list it needs.
     search: tuple[str, ...] | None = None
+    # A bag's key list (KEYS): whether the table stores an absent bag as an empty one
+    # (storage/schema.py ABSENCE "{}"), so no keys means the record has no such field.
+    empty_is_absent: bool = False
 
 
 # KQL's string of a nullable string column (no null string in KQL); a filter comparing it with
@@ -90,10 +93,11 @@ BagPaths = Mapping[Path, PathColumns]
 
 @dataclass(frozen=True, slots=True)
 class NativeBag(S.Col):
-    """A stored bag column as its table read gives it: the JSON text of an object (``{}`` when
-    empty, never null, never a JSON string), with the native path columns its relation carries
-    (possibly none). Consumers rely on that shape: ``isnull`` is false, ``tostring`` is the
-    text itself, ``bag_keys`` reads the carried key list."""
+    """A stored bag column as its table read gives it: the JSON text of an object, or null
+    where the record has none (an empty bag is an absent field; never a JSON string), with the
+    native path columns its relation carries (possibly none). Consumers rely on that shape:
+    ``isnull`` is the null test, ``tostring`` is the text itself ('' when absent),
+    ``bag_keys`` reads the carried key list."""
 
     paths: BagPaths = field(default_factory=dict, compare=False, hash=False)
 
@@ -306,17 +310,25 @@ def index_key(index: K.Expr) -> Path | None:
     return parts if all(parts) else None
 
 
+# Functions that read a stored bag's key list: its keys, and whether it has any (an empty bag
+# is an absent field: isnull(attributes) of a record without attributes is true).
+_KEY_READERS = frozenset(
+    {"bag_keys", "isnull", "isnotnull", "notnull", "isempty", "isnotempty", "notempty"}
+)
+
+
 def collect_paths(query: K.Node) -> dict[str, set[Path]]:
     """Every constant path the query names, by root name (``{"resource": {("service",
     "name"), ("service",)}}``); prefixes included, since chains compile step by step. A
-    stored bag whose keys the query lists (``bag_keys(resource)``) has :data:`KEYS`.
+    stored bag whose keys the query lists (``bag_keys(resource)``) or tests for absence
+    (``isnull(attributes)``) has :data:`KEYS`.
 
     Every plain name may also be an unknown one that permissive resolution reads from
     ``$raw`` (``where level == "INFO"`` is ``$raw.level``): those go under :data:`PERMISSIVE`.
     """
     found: dict[str, set[Path]] = {}
     for node in query.walk():
-        if isinstance(node, K.Call) and node.name == "bag_keys" and len(node.args) == 1:
+        if isinstance(node, K.Call) and node.name in _KEY_READERS and len(node.args) == 1:
             named = chain(node.args[0])
             if named is not None and named[0] in STORED_BAGS and not named[1]:
                 found.setdefault(named[0], set()).add(KEYS)
@@ -361,6 +373,7 @@ def table_paths(
     columns: Sequence[tuple[str, str]] = (),
     table: str | None = None,
     computed: Mapping[str, str] | None = None,
+    absent: Mapping[str, str] | None = None,
 ) -> tuple[list[tuple[S.Expr, str]], dict[str, BagPaths]]:
     """Hidden select items for the wanted paths of a table's JSON columns, and their map.
 
@@ -368,7 +381,8 @@ def table_paths(
     "LowCardinality(Nullable(String))"}``); with the table's path ``registry``, a sub-object is
     read only when a stored path lies under the path. With the table's ``columns`` (name, KQL
     type) and name, paths of ``$raw`` read the stored column or bag path they name instead of
-    ``$raw`` (a column the table computes on read, ``computed``, by its expression).
+    ``$raw`` (a column the table computes on read, ``computed``, by its expression). A bag the
+    table stores empty when absent (``absent``: TableSource.absent) tests absence by its keys.
     """
     items: list[tuple[S.Expr, str]] = []
     result: dict[str, BagPaths] = {}
@@ -395,7 +409,8 @@ def table_paths(
     def keys(column: str) -> PathColumns:
         leaf = f"$bagkeys_{len(items)}"
         items.append((S.Template("JSONAllPaths({0})", [S.Col(column)]), leaf))
-        return PathColumns(leaf, None, "Array(String)")
+        empty_is_absent = (absent or {}).get(column) == "{}"
+        return PathColumns(leaf, None, "Array(String)", empty_is_absent=empty_is_absent)
 
     for column, typed_paths in bags.items():
         paths = sorted(wanted.get(column, ()))[:MAX_PATHS_PER_BAG]
@@ -525,13 +540,34 @@ def raw_member(raw_sql: S.Expr | None, node: K.Expr) -> PathText | None:
     return member(raw_sql, found[1])
 
 
+def absent_test(bag: NativeBag) -> S.Expr:
+    """Whether a stored bag is absent (``isnull(attributes)``): the record has none. An OTel
+    table stores an absent bag as an empty one, so its key list is empty; a table that
+    declares no absence for the bag always has one. Without its key list carried the test
+    reads the bag's text (null when absent)."""
+    columns = bag.paths.get(KEYS)
+    if columns is None:
+        return S.IsNull(bag)
+    if not columns.empty_is_absent:
+        return S.Lit(False)
+    return S.Template("empty({0})", [S.Col(columns.leaf)])
+
+
 def stored_keys(base_sql: S.Expr) -> S.Expr | None:
-    """The key list (``Array(String)``) carried with a stored bag, or None (then the keys come
-    from its JSON text)."""
+    """``bag_keys`` of a stored bag from the key list carried with it, as JSON text (null for
+    an absent bag, as ``bag_keys(dynamic(null))``), or None (then the keys come from its
+    JSON text)."""
     if not isinstance(base_sql, NativeBag):
         return None
     columns = base_sql.paths.get(KEYS)
-    return None if columns is None else S.Col(columns.leaf)
+    if columns is None:
+        return None
+    text = (
+        "if(empty({0}), NULL, toJSONString({0}))"
+        if columns.empty_is_absent
+        else "toJSONString({0})"
+    )
+    return S.Template(text, [S.Col(columns.leaf)])
 
 
 def member(base_sql: S.Expr, keys: Path) -> PathText | None:

@@ -429,6 +429,7 @@ class CompileContext:
             source.columns,
             source.table,
             source.computed,
+            source.absent,
         )
         searches, tested = bag_search.table_items(
             source.bags, self.bag_searches, source.path_registry

@@ -236,9 +236,9 @@ def json_or_null_literal(value: Typed) -> S.Expr:
 def dynamic_string(x: S.Expr) -> S.Expr:
     """The text of a dynamic: a JSON string's content, else its JSON text ('' for null)."""
     if isinstance(x, NativeBag):
-        # a stored bag read from its table: an object's JSON text, never null nor a JSON string
+        # a stored bag read from its table: an object's JSON text or null, never a JSON string
         # (the general form spells its costly serialization five times)
-        return x
+        return T(EMPTY_WHEN_NULL, x)
     native = x.as_string() if isinstance(x, PathText) else None
     return native if native is not None else T(_DYNAMIC_TEXT, x)
 

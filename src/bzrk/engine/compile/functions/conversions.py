@@ -176,9 +176,7 @@ def _isnull(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     if v.type == "string" and isinstance(v.sql, S.Lit):
         return Typed(lit(False), "bool")
     if isinstance(v.sql, bag_paths.NativeBag):
-        # a stored bag as its table read gives it: an object (`{}` when empty), never null;
-        # the test would serialize every row's bag to JSON text
-        return Typed(lit(False), "bool")
+        return Typed(bag_paths.absent_test(v.sql), "bool")
     if v.type == "dynamic":
         return Typed(T("(isNull({0}) OR {0} = 'null')", v.sql), "bool")
     # A string is null only when it is an absent stored field (issue 20): ClickHouse folds
@@ -188,6 +186,8 @@ def _isnull(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 def _isempty(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     v = args[0]
+    if isinstance(v.sql, bag_paths.NativeBag):
+        return Typed(bag_paths.absent_test(v.sql), "bool")  # an object is never "" or a JSON null
     if v.type == "string":
         # `IS NULL OR = ''`, not `ifNull(x, '') = ''`: the same answer, and ClickHouse's key
         # and skip-index analysis reads this form. `isnotempty(span_name)` then reads the

@@ -194,7 +194,7 @@ def _bag_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     # read natively where the table read carries them (bag_paths.KEYS), else from its text.
     native = bag_paths.stored_keys(a[0].sql)
     if native is not None:
-        return Typed(T("toJSONString({0})", native), "dynamic")
+        return Typed(native, "dynamic")
     keys = (
         "arrayMap(e -> e.1, " + bag_paths.keys_and_values(bag_paths.FLAT_LEVELS) + ")"
         if n.args and bag_paths.is_stored_bag(n.args[0])
