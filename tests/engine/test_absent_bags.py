@@ -6,13 +6,16 @@ carried a log's empty `events` and histogram arrays)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from bzrk.engine.service import QueryService
 from bzrk.storage.catalog import StorageCatalog
-from tests.engine.otlp import final_rows, logs_request, recorded_service
+from tests.engine.otlp import BASE, final_rows, logs_request, post_otlp, recorded_service
 from tests.engine.otlp import text as _s
 from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
 
@@ -72,3 +75,29 @@ async def test_raw_is_the_record_without_its_absent_fields(service) -> None:  # 
     for _, _, text, recent, no_events in rows:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z", text), text
         assert recent and no_events
+
+
+@pytest.mark.anyio
+async def test_a_spans_raw_spells_its_times_and_duration_as_kql_does(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    request = ExportTraceServiceRequest()
+    spans = request.resource_spans.add().scope_spans.add()
+    spans.spans.add(
+        trace_id=bytes(range(16)),
+        span_id=bytes(range(8)),
+        name="GET /",
+        start_time_unix_nano=BASE,
+        end_time_unix_nano=BASE + 1_500_000_000,
+    )
+    await post_otlp(ingest_app, ingest_token, ("/v1/traces", request))
+    svc = QueryService(catalog.backend, catalog=catalog)
+    [[raw, slow]] = await final_rows(
+        svc, "default | project r = tostring($raw), slow = $raw.duration > 1s"
+    )
+    record = json.loads(raw)
+    assert record["duration"] == "00:00:01.5000000" and slow
+    assert record["end_time"].endswith(".5000000Z") and "events" not in record
+    assert "parent_span_id" not in record  # a root span

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bzrk.engine.kql_text import DATETIME_TEXT, TIMESPAN_TEXT
 from bzrk.storage.naming import quote_identifier, quote_string
 
 # How a column stores a field the record does not have (the KQL meaning of that is null,
@@ -228,15 +229,6 @@ def field_sql(column: Column) -> str:
     return column.alias or quote_identifier(column.name)
 
 
-# A datetime field of $raw as KQL writes a datetime in a dynamic value: ISO 8601 in UTC with
-# seven fractional digits ("2026-12-07T21:32:46.8124735Z"; the columns are DateTime64(7)).
-_RAW_DATETIME = (
-    "if(isNull({0}), NULL, concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), '.', "
-    "leftPad(toString(positiveModulo(reinterpretAsInt64(assumeNotNull({0})), 10000000)), 7, '0'), "
-    "'Z'))"
-)
-
-
 def _raw_field(column: Column) -> tuple[str, str]:
     """A field's value in $raw and its type there. Berserk omits empty and default fields: a
     null, an empty bag and an empty array are left out (a log record has no `events`)."""
@@ -247,7 +239,11 @@ def _raw_field(column: Column) -> tuple[str, str]:
     if column.ch_type.startswith("Array("):
         return f"if(empty({sql}), CAST(NULL, 'Dynamic'), CAST({sql}, 'Dynamic'))", "Dynamic"
     if "DateTime64" in column.ch_type:
-        return _RAW_DATETIME.format(sql), "Nullable(String)"
+        # as KQL writes a datetime in a dynamic value: "2026-12-07T21:32:46.8124735Z"
+        return DATETIME_TEXT.format(sql), "Nullable(String)"
+    if column.kql_type == "timespan":
+        # as KQL writes a timespan in a dynamic value ("00:00:01.5000000" for 1.5 s)
+        return TIMESPAN_TEXT.format(sql), "Nullable(String)"
     return sql, column.ch_type
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.bag_paths import EMPTY_WHEN_NULL, NativeBag, PathText
+from bzrk.engine.kql_text import DATETIME_TEXT, TIMESPAN_TEXT
 from bzrk.engine.types import DECIMAL_SCALE, clickhouse_type
 from bzrk.kql.facts import DECIMAL_MAX
 
@@ -132,20 +133,9 @@ def cast_to(value: Typed, kql_type: str) -> Typed:
 
 # --- KQL's string form -----------------------------------------------------------------------
 
-# Kusto prints datetimes with all seven fraction digits (`reverse(datetime)` and datetimes
-# inside dynamic values show `2017-10-15T12:00:00.0000000Z` in the emulator).
-_DATETIME_TEXT = (
-    "if(isNull({0}), '', concat(formatDateTime({0}, '%Y-%m-%dT%H:%i:%S'), '.', "
-    "leftPad(toString(positiveModulo(reinterpretAsInt64({0}), 10000000)), 7, '0'), 'Z'))"
-)
-_TIMESPAN_TEXT = (
-    "if(isNull({0}), '', concat(if({0} < 0, '-', ''), "
-    "if(intDiv(abs({0}), 864000000000) > 0, concat(toString(intDiv(abs({0}), 864000000000)), '.'), ''), "
-    "leftPad(toString(intDiv(abs({0}), 36000000000) % 24), 2, '0'), ':', "
-    "leftPad(toString(intDiv(abs({0}), 600000000) % 60), 2, '0'), ':', "
-    "leftPad(toString(intDiv(abs({0}), 10000000) % 60), 2, '0'), "
-    "if(abs({0}) % 10000000 = 0, '', concat('.', leftPad(toString(abs({0}) % 10000000), 7, '0')))))"
-)
+# KQL's text of a datetime / timespan; a null one reads as "" (KQL strings are never null).
+_DATETIME_TEXT = "if(isNull({0}), '', " + DATETIME_TEXT + ")"
+_TIMESPAN_TEXT = "if(isNull({0}), '', " + TIMESPAN_TEXT + ")"
 _DYNAMIC_TEXT = (
     "if(isNull({0}) OR {0} = 'null', '', if(JSONType({0}) = 'String', JSONExtractString({0}), {0}))"
 )
