@@ -101,3 +101,25 @@ async def test_a_spans_raw_spells_its_times_and_duration_as_kql_does(  # type: i
     assert record["duration"] == "00:00:01.5000000" and slow
     assert record["end_time"].endswith(".5000000Z") and "events" not in record
     assert "parent_span_id" not in record  # a root span
+
+
+@pytest.mark.anyio
+async def test_a_resource_without_attributes_is_absent_and_lists_no_unset_typed_key(  # type: ignore[no-untyped-def]
+    catalog: StorageCatalog,
+    ingest_app,  # noqa: F811
+    ingest_token,  # noqa: F811
+) -> None:
+    # `service.name` is a declared typed path of `resource` (it leads the sorting key), so
+    # ClickHouse lists it for every row; a record that lacks it has no such key.
+    bare = logs_request(0, [{}], {})
+    hosted = logs_request(1, [{}], {"host.name": "node-1"})
+    svc, _ = await recorded_service(catalog, ingest_app, ingest_token, bare, hosted)
+    rows = await final_rows(
+        svc,
+        "default | project body, n = isnull(resource), k = bag_keys(resource),"
+        " r = bag_keys($raw) | order by body asc",
+    )
+    assert rows == [
+        ["r0", True, None, ["body", "observed_time", "timestamp"]],
+        ["r1", False, ["host.name"], ["body", "observed_time", "resource", "timestamp"]],
+    ]

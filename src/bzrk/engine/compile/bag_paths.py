@@ -408,7 +408,26 @@ def table_paths(
 
     def keys(column: str) -> PathColumns:
         leaf = f"$bagkeys_{len(items)}"
-        items.append((S.Template("JSONAllPaths({0})", [S.Col(column)]), leaf))
+        listed: S.Expr = S.Template("JSONAllPaths({0})", [S.Col(column)])
+        if bags[column]:
+            # A declared typed path is always listed, even where the record has no value for
+            # it (`resource` without `service.name`): a key only where it has one.
+            unset = [
+                S.Template(
+                    "(__p = {0} AND isNull({1}))",
+                    [S.Lit(name), _subcolumn(column, tuple(name.split(".")))],
+                )
+                for name in sorted(bags[column])
+            ]
+            listed = S.Template(
+                "arrayFilter(__p -> NOT ("
+                + " OR ".join(f"{{{i}}}" for i in range(len(unset)))
+                + "), {"
+                + str(len(unset))
+                + "})",
+                [*unset, listed],
+            )
+        items.append((listed, leaf))
         empty_is_absent = (absent or {}).get(column) == "{}"
         return PathColumns(leaf, None, "Array(String)", empty_is_absent=empty_is_absent)
 

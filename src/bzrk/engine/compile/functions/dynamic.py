@@ -196,7 +196,10 @@ def _bag_keys(c: ExprCompiler, a: list[Typed], n: K.Call) -> Typed:
     if native is not None:
         return Typed(native, "dynamic")
     keys = (
-        "arrayMap(e -> e.1, " + bag_paths.keys_and_values(bag_paths.FLAT_LEVELS) + ")"
+        # a key without a value (a declared typed path the record lacks) is no key
+        "arrayMap(e -> e.1, arrayFilter(e -> e.2 != 'null', "
+        + bag_paths.keys_and_values(bag_paths.FLAT_LEVELS)
+        + "))"
         if n.args and bag_paths.is_stored_bag(n.args[0])
         else "JSONExtractKeys({0})"
     )
