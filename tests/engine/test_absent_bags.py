@@ -117,9 +117,15 @@ async def test_a_resource_without_attributes_is_absent_and_lists_no_unset_typed_
     rows = await final_rows(
         svc,
         "default | project body, n = isnull(resource), k = bag_keys(resource),"
-        " r = bag_keys($raw) | order by body asc",
+        " r = bag_keys($raw), t = tostring(resource) | order by body asc",
     )
     assert rows == [
-        ["r0", True, None, ["body", "observed_time", "timestamp"]],
-        ["r1", False, ["host.name"], ["body", "observed_time", "resource", "timestamp"]],
+        ["r0", True, None, ["body", "observed_time", "timestamp"], ""],
+        [
+            "r1",
+            False,
+            ["host.name"],
+            ["body", "observed_time", "resource", "timestamp"],
+            '{"host":{"name":"node-1"}}',
+        ],
     ]

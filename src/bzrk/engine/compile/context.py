@@ -419,7 +419,8 @@ class CompileContext:
     def read_table(self, source: TableSource) -> Relation:
         """A stored table read as is: its columns, native bag paths and its `S.ScanBounds` node."""
         columns = [(absent_as_null(name, kql_type, source.absent.get(name),
-                                   source.computed.get(name), source.distinct_parts.get(name, ())),
+                                   source.computed.get(name), source.distinct_parts.get(name, ()),
+                                   _declared_paths(source.absent, name)),
                      name)
                    for name, kql_type in source.columns]  # fmt: skip
         hidden, bags = bag_paths.table_paths(
@@ -467,23 +468,44 @@ class CompileContext:
         return result_table(name, relation, self.ctes, self.stored_columns)
 
 
+def _declared_paths(absent: dict[str, str], bag: str) -> tuple[str, ...]:
+    """The declared typed paths of a stored bag, as the table's absence facts name them
+    (``resource.service.name``: storage/schema.py ABSENCE)."""
+    prefix = f"{bag}."
+    return tuple(sorted(key[len(prefix) :] for key in absent if key.startswith(prefix)))
+
+
 def absent_as_null(
     name: str,
     kql_type: str,
     absent: str | None,
     computed: str | None = None,
     parts: tuple[str, ...] = (),
+    typed_paths: tuple[str, ...] = (),
 ) -> S.Expr:
     """A stored column as KQL reads it: an absent field is null, however it is stored.
 
     A whole bag or array reads as JSON text; one stored empty (``{}``, ``[]``: a record without
-    attributes, a span without events) is an absent field, so null. A column the table computes
-    on read (``computed``: the catalogue's expression, ``$raw``) is that expression, with the
-    stored columns that hold its distinct values (``parts``, for ``dcount``).
+    attributes, a span without events) is an absent field, so null. A bag's declared typed
+    paths (``typed_paths``: ``resource.service.name``) appear in its text only where the record
+    has them: a row that lacks one is cast to an untyped bag first (5× the cost of the text,
+    paid only by such rows: ClickHouse evaluates ``if`` branches lazily). A column the table
+    computes on read (``computed``: the catalogue's expression, ``$raw``) is that expression,
+    with the stored columns that hold its distinct values (``parts``, for ``dcount``).
     """
     expr: S.Expr = S.Col(name) if computed is None else S.Computed(S.verbatim(computed), parts)
     if kql_type == "dynamic":
-        expr = T("toJSONString({0})", expr)
+        if typed_paths:
+            unset = [S.IsNull(S.SubColumn(name, tuple(p.split(".")))) for p in typed_paths]
+            n = len(unset)
+            expr = T(
+                "if(" + " OR ".join(f"{{{i}}}" for i in range(n)) + ", "
+                f"toJSONString(CAST({{{n}}}, 'JSON')), toJSONString({{{n}}}))",
+                *unset,
+                expr,
+            )
+        else:
+            expr = T("toJSONString({0})", expr)
         if absent in ("[]", "{}"):
             expr = T("nullIf({0}, " + ("'[]'" if absent == "[]" else "'{{}}'") + ")", expr)
     elif absent == "''":
