@@ -84,6 +84,26 @@ def test_clickhouse_server_backend_runs_and_times_out() -> None:
         backend.close()
 
 
+def test_clickhouse_server_backend_keeps_a_date_like_string_a_string() -> None:
+    # its insert reads text as String through input() and casts it under INSERT_SETTINGS
+    # (tests/engine/test_arrow_input.py runs the same statement in chDB)
+    import pyarrow as pa
+
+    from bzrk.storage.schema import INSERT_SETTINGS
+
+    backend = _server_backend()
+    table = f"bzrk_test_{os.getpid()}"
+    try:
+        backend.execute(f"CREATE TABLE {table} (a JSON) ENGINE = MergeTree ORDER BY tuple()")
+        data = pa.table({"a": pa.array(['{"day": "2024-01-01"}'])})
+        backend.insert_arrow(table, data, settings=INSERT_SETTINGS)
+        types = backend.query_arrow(f"SELECT dynamicType(a.day) AS t FROM {table}")
+        assert types.column("t").to_pylist() == ["String"]
+    finally:
+        backend.execute(f"DROP TABLE IF EXISTS {table}")
+        backend.close()
+
+
 def test_streamed_results_come_in_small_blocks(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     # chDB buffers a fixed number of blocks ahead of a slow reader, so memory stays bounded
     # only if the blocks are small; a caller may still ask for other sizes.

@@ -14,6 +14,7 @@ backend is not exercised against a server in this repository's tests.
 
 from __future__ import annotations
 
+import io
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -21,9 +22,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from bzrk.engine.backends.arrow_input import input_structure
 from bzrk.engine.backends.base import QuerySettings
 from bzrk.engine.errors import BackendUnavailable, map_backend_errors
-from bzrk.engine.sql import quote_string
+from bzrk.engine.sql import quote_identifier, quote_string
 
 # Reads only, readonly itself fixed; other settings stay changeable (bzrk sends its own).
 READONLY_QUERIES = 2
@@ -110,14 +112,23 @@ class ClickHouseBackend:
     def insert_arrow(
         self, table: str, data: pa.Table, *, settings: Mapping[str, int] | None = None
     ) -> None:
-        database, _, name = table.rpartition(".")
+        """``INSERT … SELECT … FROM input(…) FORMAT ArrowStream`` with ``data`` as the body.
+
+        Read through :func:`arrow_input.input_structure`, text reaches a JSON column by the
+        SELECT's cast, which applies the INSERT's ``settings`` (the Arrow reader's own cast to
+        JSON ignores them: a string "2024-01-01" would be stored as a ``Date``).
+        """
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, data.schema) as writer:
+            writer.write_table(data)
+        columns = ", ".join(quote_identifier(name) for name in data.column_names)
+        structure = quote_string(input_structure(data.schema))
+        sql = (
+            f"INSERT INTO {table} ({columns}) SELECT {columns} "
+            f"FROM input({structure}) FORMAT ArrowStream"
+        )
         with map_backend_errors(None):
-            self._client().insert_arrow(
-                name.strip("`"),
-                data,
-                database=database.strip("`") or None,
-                settings=dict(settings or {}),
-            )
+            self._client().command(sql, data=sink.getvalue(), settings=dict(settings or {}))
 
     def kill(self, query_id: str) -> None:
         with map_backend_errors(query_id):
