@@ -156,7 +156,12 @@ class PathText(S.Template):
             if kind == "real" and typed_kind == "long":
                 return S.Template("toFloat64({0})", [leaf])
             return S.Template("CAST(NULL, 'Nullable(String)')" if kind == "string" else "NULL")
-        return S.Template(_STORED_VARIANTS[kind], [leaf])
+        stored = S.Template(_STORED_VARIANTS[kind], [leaf])
+        if kind == "real" and columns.not_numbers is not None:
+            # A path that only ever held numbers: ClickHouse's own cast (see as_scalar).
+            numbers = S.Template("CAST({0} AS Nullable(Float64))", [leaf])
+            return S.Given(((columns.not_numbers, False),), numbers, stored)
+        return stored
 
     def as_scalar(self, kql_type: str, from_text: Callable[[S.Expr], S.Expr]) -> S.Expr | None:
         """The value converted to a number (``from_text`` converts KQL's string form), or None.

@@ -21,6 +21,7 @@ from bzrk.engine.compile.typed import (
     Typed,
     cast_to,
     decimal_checked,
+    extract_as,
     from_dynamic,
     from_ticks,
     lit,
@@ -499,9 +500,10 @@ def _non_null_constant(expr: S.Expr) -> bool:
 
 
 def as_number(value: Typed) -> Typed:
-    """A dynamic (an OTel attribute) read as its number (null when it is none), as numeric
-    aggregates read it (`sum`, `min`/`max`, `percentile`); any other value as it is."""
-    return cast_to(value, "real") if value.type == "dynamic" else value
+    """A dynamic (an OTel attribute) read as its number, null when it is stored as no number
+    (a string holding one included: Berserk's `asdouble`), as numeric aggregates read it
+    (`sum`, `min`/`max`, `percentile`); any other value as it is."""
+    return extract_as(value, "real") if value.type == "dynamic" else value
 
 
 def dynamic_order(value: Typed) -> tuple[S.Expr, S.Expr]:
@@ -529,25 +531,42 @@ _DYNAMIC_AS = {
 }
 
 
+# Where Kusto.Language declares any scalar but Berserk's function takes a concrete type, so its
+# binder reads a dynamic there with `asstring` / `asdouble` (the vendor's SKILL.md shows
+# `tolower(level)`, `substring(attributes.path, 0, 8)`; ADX would spell a number as text in a
+# string function): function → {argument position: type}.
+_READ_AS: dict[str, dict[int, str]] = {
+    **{name: {0: "string"} for name in ("tolower", "toupper", "substring", "strlen", "reverse")},
+    **{name: {0: "string", 1: "string"} for name in ("indexof", "strcmp")},
+    "split": {0: "string"},
+    **{name: {0: "real"} for name in ("percentile", "percentiles", "percentiles_array")},
+    **{name: {0: "real"} for name in ("percentilew", "percentilesw", "percentilesw_array")},
+}
+
+
 def coerce_dynamic_args(symbol: FunctionSymbol | None, args: list[Typed]) -> list[Typed]:
     """A dynamic argument (an OTel attribute) where a function declares a number, a string, a
-    datetime or a timespan, converted to it first: Berserk's permissive mode ("passing a field
-    to a typed function coerces it"), so `percentile(attributes.duration_ms, 95)` and
-    `startofday(attributes.started)` run instead of failing in ClickHouse. A value of another
-    kind becomes null. Left as it is where the overload is ambiguous or the parameter takes a
-    dynamic."""
+    datetime or a timespan, read as that type first: Berserk's permissive mode, whose binder
+    puts its ``asXXX`` extractor there (the vendor's SKILL.md), so
+    `percentile(attributes.duration_ms, 95)` and `tolower(attributes.level)` run. A value
+    stored as another kind is null: `tolower` of a number and `avg` of a string holding a
+    number are (`typed.extract_as`). Left as it is where the overload is ambiguous or the
+    parameter takes a dynamic."""
     if symbol is None or not any(a.type == "dynamic" for a in args):
         return args
     fits = [s for s in symbol.signatures if s.accepts_count(len(args))]
     if not fits:
         return args
     overloads = [s.param_for(len(args)) for s in fits]
+    declared = _READ_AS.get(symbol.name, {})
     out: list[Typed] = []
     for i, arg in enumerate(args):
         if arg.type == "dynamic":
-            target = _read_as({_param_type(params[i]) for params in overloads if i < len(params)})
+            target = declared.get(i) or _read_as(
+                {_param_type(params[i]) for params in overloads if i < len(params)}
+            )
             if target is not None:
-                arg = cast_to(arg, target)
+                arg = extract_as(arg, target)
         out.append(arg)
     return out
 

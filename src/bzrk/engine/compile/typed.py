@@ -259,6 +259,26 @@ def stored_value(x: S.Expr, kind: str) -> S.Expr:
     return T(_STORED_TEXT[kind], x)
 
 
+def extract_as(value: Typed, kql_type: str) -> Typed:
+    """Berserk's ``asXXX`` of a dynamic (the extractor its binder puts where a typed parameter
+    takes one): the value when it is stored as ``kql_type``, else null; never converted across
+    types. ``asstring(dynamic(5))`` and ``asdouble(dynamic("5"))`` are null; an integer widens
+    to a real (``asdouble(dynamic(5))`` is 5.0), as number comparisons widen.
+
+    A datetime or timespan inside a dynamic is stored as its text, which cannot be told from a
+    string that holds one, so those (and the rarer kinds) still convert (:func:`cast_to`).
+    """
+    kind = _EXTRACTED.get(kql_type)
+    if value.type != "dynamic" or kind is None:
+        return cast_to(value, kql_type)
+    extracted = Typed(stored_value(value.sql, kind), kind)
+    return extracted if kind == kql_type else cast_to(extracted, kql_type)
+
+
+# The stored kind each extracted type reads (see stored_value).
+_EXTRACTED = {"string": "string", "real": "real", "long": "long", "int": "long"}
+
+
 # JSON text of a value → the value when its JSON type is the kind's (JSONType is NULL for NULL).
 _STORED_TEXT = {
     "string": "if(JSONType({0}) = 'String', JSONExtractString({0}), NULL)",

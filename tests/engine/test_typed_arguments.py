@@ -1,0 +1,109 @@
+"""An OTel attribute passed where a function takes a typed value is read as that type with
+Berserk's `asXXX` extractors (the vendor's SKILL.md, *Permissive mode* 2): the value when it is
+stored as that type, else null, never converted across types. Over logs sent through the real
+OTLP/HTTP receiver whose `n` and `path` attributes hold a different type on each record, as
+attributes from several instrumentations do. Before, bzrk converted (`tolower` of the number
+5 was "5", `avg` of the string "7" was 7)."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from bzrk.engine.service import QueryService
+from bzrk.storage.catalog import StorageCatalog
+from tests.engine.otlp import final_rows, logs_request, recorded_service
+from tests.engine.otlp import text as _s
+from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
+
+
+@pytest.fixture
+async def service(catalog: StorageCatalog, ingest_app, ingest_token):  # type: ignore[no-untyped-def]  # noqa: F811
+    records = [
+        {
+            "n": AnyValue(int_value=5),
+            "path": _s("/api/orders/17"),
+            "lvl": _s("ERROR"),
+            "ms": AnyValue(int_value=10),
+        },
+        {
+            "n": _s("7"),
+            "path": AnyValue(int_value=404),
+            "lvl": AnyValue(int_value=3),
+            "ms": AnyValue(int_value=20),
+        },
+        {
+            "n": AnyValue(double_value=2.5),
+            "path": _s("/health"),
+            "lvl": _s("Warn"),
+            "ms": AnyValue(double_value=0.5),
+        },
+        {},
+    ]
+    request = logs_request(0, records, {"service.name": "svc"})
+    svc, _ = await recorded_service(catalog, ingest_app, ingest_token, request)
+    return svc
+
+
+async def _by_body(svc: QueryService, columns: str) -> list[list[object]]:
+    rows = await final_rows(svc, f"default | project body, {columns} | order by body asc")
+    return [row[1:] for row in rows]
+
+
+@pytest.mark.anyio
+async def test_a_string_function_reads_only_strings(service) -> None:  # type: ignore[no-untyped-def]
+    rows = await _by_body(
+        service,
+        "lower = tolower(attributes.lvl), prefix = substring(attributes.path, 0, 4),"
+        " len = strlen(attributes.path), none = isempty(tolower(attributes.lvl))",
+    )
+    assert rows == [
+        ["error", "/api", 14, False],
+        ["", "", 0, True],  # the number 3 and the number 404 are no strings
+        ["warn", "/hea", 7, False],
+        ["", "", 0, True],  # no attributes at all
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_number_function_reads_only_numbers(service) -> None:  # type: ignore[no-untyped-def]
+    rows = await _by_body(
+        service, "r = round(attributes.n, 1), b = bin(attributes.n, 2), e = exp(attributes.n) > 1"
+    )
+    assert rows == [[5.0, 4.0, True], [None, None, None], [2.5, 2.0, True], [None, None, None]]
+
+
+@pytest.mark.anyio
+async def test_an_aggregate_skips_values_of_another_type(service) -> None:  # type: ignore[no-untyped-def]
+    # 5 and 2.5 are numbers; "7" is a string holding one and is left out, as absent values are
+    rows = await final_rows(
+        service,
+        "default | summarize a = avg(attributes.n), s = sum(attributes.n),"
+        " m = max(attributes.n), p = percentile(attributes.n, 100),"
+        " ps = percentiles(attributes.n, 0, 100), c = count()",
+    )
+    assert rows == [[3.75, 7.5, 5.0, 5.0, 2.5, 5.0, 4]]
+    # a path that only ever held numbers reads them all (ClickHouse's own cast)
+    only_numbers = await final_rows(
+        service, "default | summarize a = avg(attributes.ms), m = max(attributes.ms)"
+    )
+    assert only_numbers == [[10.166666666666666, 20.0]]
+    # numbers order by value; the string orders by its text after them
+    top = await final_rows(service, "default | top 2 by attributes.n desc | project body")
+    assert top == [["r0"], ["r2"]]
+
+
+@pytest.mark.anyio
+async def test_an_explicit_conversion_still_crosses_types(service) -> None:  # type: ignore[no-untyped-def]
+    # to*() is how a query parses a string into a number (SKILL.md: "use an explicit to*() only
+    # to cross types"), and the type of a stored value is what gettype says
+    rows = await _by_body(
+        service,
+        "n = todouble(attributes.n), s = tostring(attributes.path), t = gettype(attributes.n)",
+    )
+    assert rows == [
+        [5.0, "/api/orders/17", "long"],
+        [7.0, "404", "string"],
+        [2.5, "/health", "real"],
+        [None, "", "null"],
+    ]
