@@ -56,6 +56,12 @@ def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
         ("T | count", [("Count", "long")]),
         ("T | join (T) on a", [("a", "long"), ("b", "string"), ("a1", "long"), ("b1", "string")]),
         ("T | join kind=leftsemi (T) on a", [("a", "long"), ("b", "string")]),
+        # a member path's name is derived, so a repeat gets a suffix, and so does a spelled
+        # name that repeats a derived one (Kusto.Language; it was a DuplicateName)
+        (
+            "default | project tostring(attributes.n), attributes.n, attributes_n = 1",
+            [("attributes_n", "string"), ("attributes_n1", "dynamic"), ("attributes_n2", "long")],
+        ),
         (
             "T | union withsource=Src (T | project c = 1)",
             [("Src", "string"), ("a", "long"), ("b", "string"), ("c", "long")],

@@ -22,7 +22,7 @@ from bzrk.kql.symbols import (
 )
 
 if TYPE_CHECKING:
-    from bzrk.kql.binder.core import Binder
+    from bzrk.kql.binder.core import Binder, Ctx
 
 
 def _next_column(taken: set[str], counter: list[int], prefix: str = "Column") -> str:
@@ -57,6 +57,7 @@ def bind_items(
     cols: list[Column] = []
     taken: set[str] = set(input.names) if mode == "extend" else set()
     produced: set[str] = set()
+    spelled_names: set[str] = set()  # the produced names the query spelled
     counter = [0]
     for i, item in enumerate(items):
         if isinstance(item.expr, s.Star) and mode == "project":
@@ -88,16 +89,23 @@ def bind_items(
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
         # a name the query spells (`project b = 1, b = 2`, `project a, a`) may not repeat (KS171);
-        # one derived from an expression gets a suffix (`project tostring(a), tostring(a)`: a, a1)
-        spelled = bool(item.names) or s.dotted_name(item.expr) is not None
+        # one derived from an expression, a member path included, gets a suffix, and so does a
+        # spelled name that only repeats a derived one (Kusto.Language:
+        # `project tostring(a.n), a.n, a_n = 1` is a_n, a_n1, a_n2)
+        spelled = bool(item.names) or isinstance(item.expr, s.NameRef) or _input_column(item, ctx)
+        final: list[str] = []
         for n, ty in zip(names, types, strict=False):
             if n in produced and (
-                (mode == "project" and spelled) or (item.names and mode in ("extend", "by"))
+                (mode == "project" and spelled and n in spelled_names)
+                or (item.names and mode in ("extend", "by"))
             ):
                 raise duplicate_column(n).at(item.span)  # `extend v = 1, v = 2`: KS171
             if n in produced and mode != "extend":
                 n = unique_name(n, produced)
             produced.add(n)
+            final.append(n)
+            if spelled:
+                spelled_names.add(n)
             cols.append(Column(n, ty))
             if sees_earlier and mode in _SEES_EARLIER and n not in inputs:
                 # A later item sees this one (`extend a = x, b = a + 1`), except where it
@@ -105,7 +113,14 @@ def bind_items(
                 # (`extend x = x + 1, y = x` reads the input's x).
                 visible.append(Column(n, ty))
                 ctx = Ctx(row=TableSchema(tuple(visible), input.raw, input.opaque))
+        b.bound.names[item] = tuple(final)  # after the suffixes: the names the engine uses
     return cols
+
+
+def _input_column(item: s.NamedExpr, ctx: Ctx) -> bool:
+    """Whether the item is a dotted name of an input column (`project ['a.b']` spelled `a.b`)."""
+    dotted = s.dotted_name(item.expr)
+    return dotted is not None and ctx.row is not None and ctx.row.find(dotted) is not None
 
 
 def _tuple_columns(b: Binder, item: s.NamedExpr) -> list[tuple[str, str]] | None:

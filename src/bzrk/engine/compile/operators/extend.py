@@ -70,7 +70,10 @@ def projection(
                 scope.columns[name] = element
             continue
         value = compiler.compile(item.expr)
-        if item.names:
+        bound = None if extend else ctx.bound_names(item)
+        if bound is not None and len(bound) == 1:
+            name = bound[0]  # the binder's name, suffixed where it repeats (`project a.n, a.n`)
+        elif item.names:
             name = item.names[0]
         else:
             dotted = K.dotted_name(item.expr)

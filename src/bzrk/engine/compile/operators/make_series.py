@@ -76,9 +76,8 @@ def op_make_series(ctx: CompileContext, op: K.MakeSeries, relation: Relation) ->
     by_out: list[tuple[str, str]] = []
     for i, item in enumerate(op.by):
         value = ExprCompiler(scope).compile(item.expr)
-        name = unique_name(
-            item.names[0] if item.names else (by_name(item.expr) or f"Column{i + 1}"), used
-        )
+        bound = ctx.bound_names(item)  # KQL's naming: `by tostring(a.b)` is a_b
+        name = unique_name(bound[0] if bound else by_name(item.expr) or f"Column{i + 1}", used)
         used.add(name)
         by_cols.append((value.sql, name))
         by_out.append((name, value.type))

@@ -134,7 +134,8 @@ def op_distinct(ctx: CompileContext, op: K.Distinct, relation: Relation) -> Rela
     columns, out = [], []
     for i, item in enumerate(op.items):
         value = ExprCompiler(scope).compile(item)
-        name = expr_name(item) or f"Column{i + 1}"
+        bound = ctx.bound_names(item)  # KQL's naming: `distinct tostring(a.b)` is a_b
+        name = bound[0] if bound else expr_name(item) or f"Column{i + 1}"
         columns.append((value.sql, name))
         out.append((name, value.type))
     return ctx.select(relation, columns, out, distinct=True)

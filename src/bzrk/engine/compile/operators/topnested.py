@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
-from bzrk.engine.compile.naming import expr_name
 from bzrk.engine.compile.operators.extend import op_extend
 from bzrk.engine.compile.operators.summarize import op_summarize
 from bzrk.engine.compile.row_order import strip_rn
 from bzrk.engine.compile.typed import T, cast_to
 from bzrk.kql import syntax as K
+from bzrk.kql.binder.naming import expression_name
 
 if TYPE_CHECKING:
     from bzrk.engine.compile.context import CompileContext
@@ -54,9 +54,10 @@ def op_top_nested(ctx: CompileContext, op: K.TopNested, relation: Relation) -> R
     of_names: list[str] = []
     agg_names: list[str] = []
     used = set()
-    for index, level in enumerate(op.levels):
-        name = level.of.names[0] if level.of.names else expr_name(level.of.expr)
-        name = name or f"Column{index + 1}"
+    for level in op.levels:
+        # the binder's rule (`of tostring(a.b)` is a_b, another computed level Column1)
+        name = level.of.names[0] if level.of.names else expression_name(level.of.expr)
+        name = name or "Column1"
         agg = level.by.names[0] if level.by.names else f"aggregated_{name}"
         if name in used or agg in used:
             raise unsupported(
