@@ -54,6 +54,11 @@ def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
             [("percentile_a_50", "long"), ("percentile_a_99_9", "long")],
         ),
         ("T | count", [("Count", "long")]),
+        # a computed take_any value is any_arg<position> (Kusto.Language; it was take_any_)
+        (
+            "T | summarize take_any(a + 1), take_any(a, strcat(b, 'x'))",
+            [("any_arg0", "long"), ("a", "long"), ("any_arg1", "string")],
+        ),
         ("T | join (T) on a", [("a", "long"), ("b", "string"), ("a1", "long"), ("b1", "string")]),
         ("T | join kind=leftsemi (T) on a", [("a", "long"), ("b", "string")]),
         # a member path's name is derived, so a repeat gets a suffix, and so does a spelled
@@ -78,6 +83,10 @@ def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
         ),
         ("T | project-rename c = a | project-away b", [("c", "long")]),
         ("T | project-reorder b", [("b", "string"), ("a", "long")]),
+        (  # the axis after a key of the same name takes a suffix (it repeated `timestamp`)
+            "default | make-series count() on timestamp step 1h by bin(timestamp, 1d)",
+            [("timestamp", "datetime"), ("count_", "dynamic"), ("timestamp1", "dynamic")],
+        ),
         (
             "T | make-series sum(a) on timestamp step 1h by b",
             [("b", "string"), ("sum_a", "dynamic"), ("timestamp", "dynamic")],

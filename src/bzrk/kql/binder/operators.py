@@ -471,7 +471,9 @@ def _make_series(b: Binder, op: s.MakeSeries, input: TableSchema) -> TableSchema
             b.scalar(d, Ctx())
     by_cols = bind_items(b, op.by, input, mode="by")
     agg_cols = bind_aggregates(b, op.aggregates, input, taken={c.name for c in by_cols})
-    axis = expression_name(op.on) or "Column1"
+    # the axis takes a suffix after the keys and series (`by bin(t, 1h)` on t: t, …, t1)
+    taken = {c.name for c in by_cols} | {c.name for c in agg_cols}
+    axis = unique_name(expression_name(op.on) or "Column1", taken)
     return TableSchema(
         tuple(by_cols + [Column(c.name, DYNAMIC) for c in agg_cols] + [Column(axis, DYNAMIC)])
     )

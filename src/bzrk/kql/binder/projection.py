@@ -268,8 +268,10 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
         return b.bound.types.get(a, UNKNOWN)
 
     if name in ("take_any", "any") and len(args) == 1 and not isinstance(args[0], s.Star):
+        # a computed value: take_any's any_arg0 (any's any_), as Kusto.Language names it
         base = expression_name(args[0])
-        n = (base if name == "take_any" else f"any_{base}") if base else f"{name}_"
+        n = (base if name == "take_any" else f"any_{base}") if base else None
+        n = n or ("any_arg0" if name == "take_any" else "any_")
         return [Column(n, arg_type(args[0]))]
     if name in ("percentiles", "percentilesw", "percentile", "percentilew"):
         base = expression_name(args[0]) or ""
@@ -302,7 +304,7 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
     use = args[:-1] if name.endswith("if") else args
     seen = set(taken)
     prefix = "any_" if name == "any" else ""  # the deprecated any() prefixes its columns
-    for a in use:
+    for position, a in enumerate(use):
         if isinstance(a, s.Star):
             for c in input.columns:
                 if c.name not in seen:
@@ -310,6 +312,11 @@ def _multi_columns(b: Binder, call: s.Call, input: TableSchema, taken: set[str])
                     seen.add(c.name)
         else:
             base = expression_name(a)
-            n = prefix + base if base else ("any_" if name.startswith("any") else "Column1")
+            if base:
+                n = prefix + base
+            elif name.endswith("if"):
+                n = "Column1"
+            else:  # a computed value: any_arg<its position> (Kusto.Language)
+                n = f"any_arg{position}"
             cols.append(Column(n, arg_type(a)))
     return cols or [Column(f"{name}_", LONG)]
