@@ -71,6 +71,9 @@ async def test_a_number_function_reads_only_numbers(service) -> None:  # type: i
         service, "r = round(attributes.n, 1), b = bin(attributes.n, 2), e = exp(attributes.n) > 1"
     )
     assert rows == [[5.0, 4.0, True], [None, None, None], [2.5, 2.0, True], [None, None, None]]
+    # a negated attribute is its number negated (it failed in ClickHouse: negate of a String)
+    negated = await _by_body(service, "neg = -attributes.n")
+    assert negated == [[-5.0], [None], [-2.5], [None]]
 
 
 @pytest.mark.anyio

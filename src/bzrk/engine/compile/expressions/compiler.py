@@ -23,6 +23,7 @@ from bzrk.engine.compile.literals import literal
 from bzrk.engine.compile.scope import Scope
 from bzrk.engine.compile.semantics import (
     arithmetic,
+    as_number,
     coerce_dynamic_args,
     comparable,
     compare,
@@ -109,6 +110,8 @@ class ExprCompiler:
                 raise unsupported(node, "cannot negate a string")
             if value.type == "int":
                 return Typed(T("toInt64(-{0})", value.sql), "long")
+            if value.type == "dynamic":  # an attribute's number, as binary arithmetic reads it
+                value = as_number(value)
             return Typed(S.Neg(value.sql), value.type)
         return value
 
