@@ -110,3 +110,16 @@ async def test_an_explicit_conversion_still_crosses_types(service) -> None:  # t
         [2.5, "/health", "real"],
         [None, "", "null"],
     ]
+
+
+@pytest.mark.anyio
+async def test_between_compares_an_attribute_by_its_stored_type(service) -> None:  # type: ignore[no-untyped-def]
+    # as `>=` and `<=` do (SKILL.md: a type that cannot match is not equal; ordering is null):
+    # the string "7" is not in a numeric range; before, between converted it
+    rows = await _by_body(
+        service, "b = attributes.n between (1 .. 10), nb = attributes.n !between (1 .. 3)"
+    )
+    assert rows == [[True, True], [None, None], [True, False], [None, None]]
+    assert await final_rows(
+        service, "default | where attributes.n between (1 .. 10) | project body | order by body asc"
+    ) == [["r0"], ["r2"]]

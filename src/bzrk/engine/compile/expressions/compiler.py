@@ -284,8 +284,18 @@ class ExprCompiler:
     def _Between(self, node: K.Between) -> Typed:
         value = self.compile(node.value)
         low, high = self.compile(node.low), self.compile(node.high)
-        if value.type == "datetime" and high.type == "timespan":
+        if (
+            value.type in ("datetime", "dynamic")
+            and low.type == "datetime"
+            and high.type == "timespan"
+        ):
             high = Typed(from_ticks(S.BinOp("+", ticks(low.sql), high.sql)), "datetime")
+        if value.type == "dynamic":
+            # an attribute is in range by its stored type, as `>=` and `<=` compare it: the
+            # string "5" is not between 1 and 6 (it was converted)
+            above, below = compare(node, ">=", value, low), compare(node, "<=", value, high)
+            expr = S.BinOp("AND", above.sql, below.sql)
+            return Typed(S.Not(expr) if node.negated else expr, "bool")
         a, lo = comparable(value, low)
         a2, hi = comparable(value, high)
         expr = S.BinOp("AND", S.BinOp(">=", a.sql, lo.sql), S.BinOp("<=", a2.sql, hi.sql))
