@@ -25,18 +25,21 @@ async def service(catalog: StorageCatalog, ingest_app, ingest_token):  # type: i
             "path": _s("/api/orders/17"),
             "lvl": _s("ERROR"),
             "ms": AnyValue(int_value=10),
+            "ok": AnyValue(bool_value=True),
         },
         {
             "n": _s("7"),
             "path": AnyValue(int_value=404),
             "lvl": AnyValue(int_value=3),
             "ms": AnyValue(int_value=20),
+            "ok": _s("true"),
         },
         {
             "n": AnyValue(double_value=2.5),
             "path": _s("/health"),
             "lvl": _s("Warn"),
             "ms": AnyValue(double_value=0.5),
+            "ok": AnyValue(bool_value=False),
         },
         {},
     ]
@@ -123,3 +126,16 @@ async def test_between_compares_an_attribute_by_its_stored_type(service) -> None
     assert await final_rows(
         service, "default | where attributes.n between (1 .. 10) | project body | order by body asc"
     ) == [["r0"], ["r2"]]
+
+
+@pytest.mark.anyio
+async def test_a_condition_reads_only_a_stored_bool(service) -> None:  # type: ignore[no-untyped-def]
+    # asbool, as `attributes.ok == true` compares: the string "true" is no bool (it was
+    # converted, so `where attributes.ok` and `attributes.ok == true` disagreed); tobool() parses
+    rows = await _by_body(
+        service,
+        "i = iff(attributes.ok, 1, 0), e = attributes.ok == true, t = tobool(attributes.ok)",
+    )
+    assert rows == [[1, True, True], [0, False, True], [0, False, False], [0, False, None]]
+    assert await final_rows(service, "default | where attributes.ok | project body") == [["r0"]]
+    assert await final_rows(service, "default | summarize countif(attributes.ok)") == [[1]]

@@ -39,6 +39,7 @@ from bzrk.engine.compile.typed import (
     from_dynamic,
     from_ticks,
     lit,
+    stored_value,
     ticks,
     to_json,
 )
@@ -66,7 +67,9 @@ class ExprCompiler:
         if value.type == "bool":
             return value.sql
         if value.type == "dynamic":
-            return from_dynamic(value.sql, "bool").sql
+            # Berserk's asbool: a stored bool; the string "true" or a number is not one (it
+            # was converted, though `attributes.b == true` already compared the stored bool)
+            return stored_value(value.sql, "bool")
         if value.type in NUMERIC_RANK:
             return T("({0} != 0)", value.sql)
         if value.type == "string":
