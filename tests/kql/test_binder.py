@@ -169,6 +169,7 @@ def test_raw_does_not_survive_project() -> None:
         ("print base64_encode_fromguid('abc')", "TypeMismatch"),
         ("print 'a' - 1", "TypeMismatch"),
         ("T | project a, a", "DuplicateName"),
+        ("T | summarize count() by a, a", "DuplicateName"),  # KS171 (it was a, a1)
         ("print count()", "TypeMismatch"),
         ("NoSuchTable | take 1", "UnknownTable"),
         ("T | evaluate no_such_plugin()", "UnknownFunction"),

@@ -77,15 +77,14 @@ def bind_items(
         else:
             # `print` never derives names from expressions: unnamed items are print_<index>
             dotted = s.dotted_name(item.expr)
-            name: str | None
-            if dotted is not None and ctx.row is not None and ctx.row.find(dotted) is not None:
-                name = dotted  # the input column `a_b.c` keeps its name
-            else:
-                name = None if mode == "print" else expression_name(item.expr)
+            # the input column `a_b.c` keeps its name
+            column = _input_column(item, ctx)
+            derived = None if mode == "print" else expression_name(item.expr)
+            name = dotted if column else derived
             if name is None:
                 name = f"print_{i}" if mode == "print" else _next_column(taken | produced, counter)
-            elif mode not in ("extend", "project"):
-                name = unique_name(name, produced)
+            elif mode not in ("extend", "project") and not column:
+                name = unique_name(name, produced)  # a repeated column is checked below
             names, types = (name,), [t]
         b.bound.names[item] = tuple(names)
         # a name the query spells (`project b = 1, b = 2`, `project a, a`) may not repeat (KS171);
@@ -96,7 +95,7 @@ def bind_items(
         final: list[str] = []
         for n, ty in zip(names, types, strict=False):
             if n in produced and (
-                (mode == "project" and spelled and n in spelled_names)
+                (mode in ("project", "by") and spelled and n in spelled_names)
                 or (item.names and mode in ("extend", "by"))
             ):
                 raise duplicate_column(n).at(item.span)  # `extend v = 1, v = 2`: KS171
