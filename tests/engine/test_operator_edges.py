@@ -377,47 +377,41 @@ def test_arg_max_names_its_columns_as_kusto_does(chdb_backend) -> None:  # type:
     assert names(" | summarize arg_max(x, *, y)") == ["x", "y"]  # y comes once
 
 
+def named_rows(backend: Any, kql: str) -> tuple[list[str], list[list[Any]]]:
+    """The first result table's column names and rows."""
+    table = execute_text(backend, kql).tables[0]
+    return [c.name for c in table.columns], table.rows
+
+
 def test_distinct_names_a_computed_column_as_kql_does(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     # Kusto.Language's names (as project's): a conversion of a member is its path, a call of
     # a literal its prefix, an operator expression ColumnN. Before, every computed item of
     # distinct was ColumnN, so `distinct tostring(attributes.n)` had no `attributes_n`.
     data = 'datatable(attributes:dynamic, x:long)[dynamic({"n":1, "a.b":2}), 1]'
-    result = execute_text(
+    assert named_rows(
         chdb_backend,
         f'{data} | distinct tostring(attributes.n), tostring(attributes["a.b"]), strlen("a"),'
         " x + 1, x",
-    ).tables[0]
-    assert [c.name for c in result.columns] == [
-        "attributes_n",
-        "attributes_a.b",
-        "strlen_",
-        "Column1",
-        "x",
-    ]
-    assert result.rows == [["1", "2", 1, 2, 1]]
+    ) == (["attributes_n", "attributes_a.b", "strlen_", "Column1", "x"], [["1", "2", 1, 2, 1]])
 
 
 def test_make_series_and_top_nested_name_a_computed_key_as_kql_does(chdb_backend) -> None:  # type: ignore[no-untyped-def]
     data = 'datatable(attributes:dynamic, t:datetime)[dynamic({"n":"a"}), datetime(2020-01-01)]'
-    series = execute_text(
+    names, rows = named_rows(
         chdb_backend,
         f"{data} | make-series c = count() on t from datetime(2020-01-01)"
         " to datetime(2020-01-01 02:00) step 1h by tostring(attributes.n)",
-    ).tables[0]
-    assert [c.name for c in series.columns] == ["attributes_n", "c", "t"]
-    assert series.rows[0][:2] == ["a", [1, 0]]
-    nested = execute_text(
+    )
+    assert names == ["attributes_n", "c", "t"]
+    assert rows[0][:2] == ["a", [1, 0]]
+    assert named_rows(
         chdb_backend, f"{data} | top-nested 2 of tostring(attributes.n) by count()"
-    ).tables[0]
-    assert [c.name for c in nested.columns] == ["attributes_n", "aggregated_attributes_n"]
-    assert nested.rows == [["a", 1]]
+    ) == (["attributes_n", "aggregated_attributes_n"], [["a", 1]])
 
 
 def test_project_suffixes_a_repeated_member_name_as_the_binder_names_it(chdb_backend) -> None:  # type: ignore[no-untyped-def]
-    result = execute_text(
+    assert named_rows(
         chdb_backend,
         'datatable(attributes:dynamic)[dynamic({"n":1})]'
         " | project tostring(attributes.n), attributes.n, attributes_n = 2",
-    ).tables[0]
-    assert [c.name for c in result.columns] == ["attributes_n", "attributes_n1", "attributes_n2"]
-    assert result.rows == [["1", 1, 2]]
+    ) == (["attributes_n", "attributes_n1", "attributes_n2"], [["1", 1, 2]])
