@@ -139,3 +139,19 @@ async def test_a_condition_reads_only_a_stored_bool(service) -> None:  # type: i
     assert rows == [[1, True, True], [0, False, True], [0, False, False], [0, False, None]]
     assert await final_rows(service, "default | where attributes.ok | project body") == [["r0"]]
     assert await final_rows(service, "default | summarize countif(attributes.ok)") == [[1]]
+
+
+@pytest.mark.anyio
+async def test_the_extractors_can_be_called_by_name(service) -> None:  # type: ignore[no-untyped-def]
+    # the asXXX family SKILL.md names, written out: asstring(level) where the binder would put it
+    rows = await _by_body(
+        service,
+        "s = asstring(attributes.path), l = aslong(attributes.n), d = asdouble(attributes.n),"
+        " b = asbool(attributes.ok), t = gettype(asdouble(attributes.n))",
+    )
+    assert rows == [
+        ["/api/orders/17", 5, 5.0, True, "real"],
+        [None, None, None, None, "real"],  # 404 is no string, "7" no number, "true" no bool
+        ["/health", None, 2.5, False, "real"],  # 2.5 is no long
+        [None, None, None, None, "real"],
+    ]

@@ -276,7 +276,7 @@ def extract_as(value: Typed, kql_type: str) -> Typed:
 
 
 # The stored kind each extracted type reads (see stored_value).
-_EXTRACTED = {"string": "string", "real": "real", "long": "long", "int": "long"}
+_EXTRACTED = {"string": "string", "real": "real", "long": "long", "int": "long", "bool": "bool"}
 
 
 # JSON text of a value → the value when its JSON type is the kind's (JSONType is NULL for NULL).

@@ -20,6 +20,22 @@ _SERIES_REDUCERS: list[list[object]] = [
 
 _BIN_AUTO_OTHER = ["int", "long", "real", "decimal", "timespan"]
 
+# Berserk's extract-or-null family (SKILL.md, Permissive mode): the value when it is stored as
+# the type, else null. Its binder puts them where a typed parameter takes a dynamic.
+_EXTRACTORS: list[list[object]] = [
+    [name, "None", "", 0, [["Declared", kql_type, None, [["value", "Scalar", [], _E, 1, 1, 0]]]]]
+    for name, kql_type in (
+        ("asstring", "string"),
+        ("aslong", "long"),
+        ("asint", "int"),
+        ("asdouble", "real"),
+        ("asreal", "real"),
+        ("asbool", "bool"),
+        ("asdatetime", "datetime"),
+        ("astimespan", "timespan"),
+    )
+]
+
 FUNCTIONS: list[list[object]] = [
     # bin_auto(timestamp[, min]): bucket width from the query window (750–1,500 points)
     [
@@ -73,6 +89,7 @@ FUNCTIONS: list[list[object]] = [
     ],
     # series reducers: one number of a series (`top 1000 by series_max(value) desc`)
     *_SERIES_REDUCERS,
+    *_EXTRACTORS,
     # otel_histogram_percentile(merged, p) on a merged histogram (the aggregate form reads $raw)
     [
         "otel_histogram_percentile",

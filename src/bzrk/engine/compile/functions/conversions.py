@@ -20,6 +20,7 @@ from bzrk.engine.compile.typed import (
     cast_to,
     datetime_from_text,
     decimal_from_text,
+    extract_as,
     from_dynamic,
     from_ticks,
     lit,
@@ -166,6 +167,34 @@ reg("tobool toboolean", _to("bool"))
 reg("todatetime", _to("datetime"))
 reg("totimespan totime", _to("timespan"))
 reg("tostring", lambda c, a, n: Typed(to_string(a[0]), "string"))
+
+
+def _as(kql_type: str) -> Builder:
+    """Berserk's `asXXX`: a dynamic's value when it is stored as ``kql_type`` (else null), a
+    value of that type itself, an integer widened to a real; anything else null."""
+
+    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+        value = args[0]
+        if value.type == kql_type or value.type == "dynamic":
+            return extract_as(value, kql_type)
+        if kql_type == "real" and value.type in ("int", "long", "real"):
+            return cast_to(value, "real")
+        if kql_type == "long" and value.type == "int":
+            return cast_to(value, "long")
+        if kql_type == "string":  # an absent string, as a stored field's (read as "")
+            return Typed(T("CAST(NULL, 'Nullable(String)')"), "string")
+        return typed_null(kql_type)
+
+    return build
+
+
+reg("asstring", _as("string"))
+reg("aslong", _as("long"))
+reg("asint", _as("int"))
+reg("asdouble asreal", _as("real"))
+reg("asbool", _as("bool"))
+reg("asdatetime", _as("datetime"))
+reg("astimespan", _as("timespan"))
 reg("todynamic parse_json toobject parsejson", lambda c, a, n: parse_json(a[0]))
 
 # --- null / emptiness / logic ----------------------------------------------------------------
