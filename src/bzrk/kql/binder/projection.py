@@ -86,7 +86,6 @@ def bind_items(
             elif mode not in ("extend", "project") and not column:
                 name = unique_name(name, produced)  # a repeated column is checked below
             names, types = (name,), [t]
-        b.bound.names[item] = tuple(names)
         # a name the query spells (`project b = 1, b = 2`, `project a, a`) may not repeat (KS171);
         # one derived from an expression, a member path included, gets a suffix, and so does a
         # spelled name that only repeats a derived one (Kusto.Language:
