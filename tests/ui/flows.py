@@ -69,3 +69,19 @@ def run_flow(script: str, credentials: dict[str, Any], *, timeout_s: float = 600
 def screenshot_ok(name: str) -> bool:
     path = ARTIFACTS / f"{name}.png"
     return path.is_file() and path.stat().st_size > 1000
+
+
+def run_ts(module: str, function: str, calls: list[list[Any]]) -> list[dict[str, Any]]:
+    """Call ``function`` of the pure UI module ``src/<module>.ts`` under Node once per argument
+    list (``run_ts.mjs``): ``{"ok": value}`` or ``{"error": message}`` each."""
+    done = subprocess.run(
+        ["node", str(Path(__file__).with_name("run_ts.mjs")), module, function],
+        input=json.dumps(calls),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"BZRK_UI_WEB": str(WEB), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        check=True,
+    )
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result

@@ -4,17 +4,14 @@ gets a message naming what to fix, never broken KQL."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bzrk.kql import parse
 from bzrk.kql import syntax as s
-from tests.ui.flows import WEB
+from tests.ui.flows import WEB, run_ts
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (WEB / "node_modules" / "typescript").is_dir(),
@@ -23,16 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _call(module: str, function: str, calls: list[list[Any]]) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        ["node", str(Path(__file__).with_name("run_ts.mjs")), module, function],
-        input=json.dumps(calls),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"BZRK_UI_WEB": str(WEB), "PATH": "/usr/bin:/bin:/usr/local/bin"},
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return run_ts(module, function, calls)
 
 
 def _pred(field: str, value: str, op: str = "==", path: str | None = None) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 import type { ErrorLocation } from './api';
 import { blockAt, type Block } from './blocks';
 import { pathCompletions, type DiscoveredField } from './completion';
+import { berserkAccepts } from './diagnostics';
 
 declare global {
   interface Window {
@@ -13,6 +14,27 @@ declare global {
 
 const MONACO_BASE = '/monaco/vs';
 let loading: Promise<any> | null = null;
+
+/** Removes monaco-kusto's markers that Berserk's dialect accepts (see diagnostics.ts) each time
+ * it sets them; the server's own error marker (owner `bzrk-server`) is left alone. */
+function dropBerserkFalseAlarms(monaco: any): void {
+  monaco.editor.onDidChangeMarkers((uris: any[]) => {
+    for (const uri of uris) {
+      const model = monaco.editor.getModel(uri);
+      if (!model) continue;
+      const byOwner = new Map<string, any[]>();
+      for (const marker of monaco.editor.getModelMarkers({ resource: uri })) {
+        if (marker.owner === 'bzrk-server') continue;
+        byOwner.set(marker.owner, [...(byOwner.get(marker.owner) ?? []), marker]);
+      }
+      for (const [owner, markers] of byOwner) {
+        const kept = markers.filter((m) => !berserkAccepts(m.message));
+        // Setting fires this event again; with nothing left to drop it stops there.
+        if (kept.length < markers.length) monaco.editor.setModelMarkers(model, owner, kept);
+      }
+    }
+  });
+}
 
 function loadMonaco(): Promise<any> {
   if (loading) return loading;
@@ -36,6 +58,7 @@ function loadMonaco(): Promise<any> {
               enableHover: true,
               enableQueryWarnings: false,
             });
+            dropBerserkFalseAlarms(window.monaco);
             resolve(window.monaco);
           },
           reject,
