@@ -1,7 +1,8 @@
-"""The editor's diagnostics (``ui/web/src/diagnostics.ts``, run under Node): monaco-kusto checks
-against Kusto's catalogue, so the vendor's own queries (`otel_rate($raw)`, `log_template_hash`,
-a bare permissive field) were underlined as errors. Those are dropped; a typo in a function or
-table name still is one."""
+"""The editor's diagnostics and completion (``ui/web/src/diagnostics.ts``, ``completion.ts``,
+run under Node): monaco-kusto checks against Kusto's catalogue, so the vendor's own queries
+(`otel_rate($raw)`, `log_template_hash`, a bare permissive field) were underlined as errors and
+Berserk's functions never completed. Those errors are dropped (a typo in a function or table
+name still is one), and Berserk's names complete."""
 
 from __future__ import annotations
 
@@ -40,3 +41,15 @@ def test_berserk_accepts_what_kusto_does_not_know_but_not_typos() -> None:
     }
     results = run_ts("diagnostics", "berserkAccepts", [[m] for m in messages])
     assert [r["ok"] for r in results] == list(messages.values())
+
+
+def test_berserk_functions_complete_the_name_being_typed_outside_a_path() -> None:
+    names = ["otel_rate", "otel_increase", "asstring"]
+    calls = [
+        ["default | summarize otel_", names],
+        ["default | extend s = as", names],
+        ["default | where attributes.otel_", names],  # a path: the discovered fields complete it
+        ["default | summarize otel_rate", names],  # already whole
+    ]
+    results = [r["ok"] for r in run_ts("completion", "functionCompletions", calls)]
+    assert results == [["otel_rate", "otel_increase"], ["asstring"], [], []]

@@ -28,3 +28,14 @@ export function pathCompletions(linePrefix: string, fields: DiscoveredField[]): 
   }
   return [...out.values()].sort((a, b) => b.field.frequency - a.field.frequency || a.label.localeCompare(b.label));
 }
+
+// The name being typed, outside a path (`summarize otel_` but not `attributes.otel_`).
+const NAME_BEFORE_CURSOR = /(?:^|[^\w.$])([A-Za-z_]\w*)$/;
+
+/** Berserk's own functions (``names``, which monaco-kusto's catalogue lacks) that complete the
+ * name before the cursor. */
+export function functionCompletions(linePrefix: string, names: readonly string[]): string[] {
+  const m = NAME_BEFORE_CURSOR.exec(linePrefix);
+  if (!m) return [];
+  return names.filter((name) => name.startsWith(m[1]) && name !== m[1]);
+}

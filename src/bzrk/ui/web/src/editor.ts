@@ -2,8 +2,8 @@
 // selected database's schema so completion and diagnostics know its tables and columns.
 import type { ErrorLocation } from './api';
 import { blockAt, type Block } from './blocks';
-import { pathCompletions, type DiscoveredField } from './completion';
-import { berserkAccepts } from './diagnostics';
+import { functionCompletions, pathCompletions, type DiscoveredField } from './completion';
+import { BERSERK_FUNCTIONS, berserkAccepts } from './diagnostics';
 
 declare global {
   interface Window {
@@ -143,16 +143,22 @@ function registerPathCompletion(monaco: any): void {
       const found = pathCompletions(prefix, fields);
       const word = /[A-Za-z_][\w.-]*$/.exec(prefix.split('.').pop() ?? '')?.[0] ?? '';
       const range = new monaco.Range(position.lineNumber, position.column - word.length, position.lineNumber, position.column);
-      return {
-        suggestions: found.map((c, i) => ({
-          label: { label: c.label, description: `${c.field.type} · ${(c.field.frequency * 100).toFixed(0)}%` },
-          kind: monaco.languages.CompletionItemKind.Field,
-          insertText: c.label,
-          detail: `discovered path ${c.field.path}`,
-          sortText: String(i).padStart(5, '0'),
-          range,
-        })),
-      };
+      const paths = found.map((c, i) => ({
+        label: { label: c.label, description: `${c.field.type} · ${(c.field.frequency * 100).toFixed(0)}%` },
+        kind: monaco.languages.CompletionItemKind.Field,
+        insertText: c.label,
+        detail: `discovered path ${c.field.path}`,
+        sortText: String(i).padStart(5, '0'),
+        range,
+      }));
+      const functions = functionCompletions(prefix, BERSERK_FUNCTIONS).map((name) => ({
+        label: { label: name, description: 'Berserk' },
+        kind: monaco.languages.CompletionItemKind.Function,
+        insertText: name,
+        detail: 'Berserk function',
+        range,
+      }));
+      return { suggestions: [...paths, ...functions] };
     },
   });
 }
