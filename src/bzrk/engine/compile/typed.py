@@ -59,7 +59,12 @@ def lit(value: object) -> S.Lit:
 
 
 def typed_null(kql_type: str) -> Typed:
-    return Typed(S.Cast(S.Lit(None), clickhouse_type(kql_type)), kql_type)
+    """A null of ``kql_type`` (a string's column type is not Nullable: its null is cast to one,
+    as an absent stored string reads)."""
+    ch_type = clickhouse_type(kql_type)
+    if not ch_type.startswith("Nullable("):
+        ch_type = f"Nullable({ch_type})"
+    return Typed(S.Cast(S.Lit(None), ch_type), kql_type)
 
 
 def ticks(dt: S.Expr) -> S.Expr:
@@ -260,16 +265,25 @@ def stored_value(x: S.Expr, kind: str) -> S.Expr:
 
 
 def extract_as(value: Typed, kql_type: str) -> Typed:
-    """Berserk's ``asXXX`` of a dynamic (the extractor its binder puts where a typed parameter
-    takes one): the value when it is stored as ``kql_type``, else null; never converted across
-    types. ``asstring(dynamic(5))`` and ``asdouble(dynamic("5"))`` are null; an integer widens
-    to a real (``asdouble(dynamic(5))`` is 5.0), as number comparisons widen.
+    """Berserk's ``asXXX`` (the extractor its binder puts where a typed parameter takes a
+    dynamic, and the functions of that name): a dynamic's value when it is stored as
+    ``kql_type``, else null; never converted across types. ``asstring(dynamic(5))`` and
+    ``asdouble(dynamic("5"))`` are null; an integer widens to a real (``asdouble(dynamic(5))``
+    is 5.0), as number comparisons widen. A value of ``kql_type`` is itself, another scalar
+    null (``asstring(5)``).
 
     A datetime or timespan inside a dynamic is stored as its text, which cannot be told from a
     string that holds one, so those (and the rarer kinds) still convert (:func:`cast_to`).
     """
+    if value.type == kql_type:
+        return value
+    if value.type != "dynamic":
+        widens = (kql_type == "real" and value.type in ("int", "long")) or (
+            kql_type == "long" and value.type == "int"
+        )
+        return cast_to(value, kql_type) if widens else typed_null(kql_type)
     kind = _EXTRACTED.get(kql_type)
-    if value.type != "dynamic" or kind is None:
+    if kind is None:
         return cast_to(value, kql_type)
     extracted = Typed(stored_value(value.sql, kind), kind)
     return extracted if kind == kql_type else cast_to(extracted, kql_type)

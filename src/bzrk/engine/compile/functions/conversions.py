@@ -170,22 +170,8 @@ reg("tostring", lambda c, a, n: Typed(to_string(a[0]), "string"))
 
 
 def _as(kql_type: str) -> Builder:
-    """Berserk's `asXXX`: a dynamic's value when it is stored as ``kql_type`` (else null), a
-    value of that type itself, an integer widened to a real; anything else null."""
-
-    def build(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-        value = args[0]
-        if value.type == kql_type or value.type == "dynamic":
-            return extract_as(value, kql_type)
-        if kql_type == "real" and value.type in ("int", "long", "real"):
-            return cast_to(value, "real")
-        if kql_type == "long" and value.type == "int":
-            return cast_to(value, "long")
-        if kql_type == "string":  # an absent string, as a stored field's (read as "")
-            return Typed(T("CAST(NULL, 'Nullable(String)')"), "string")
-        return typed_null(kql_type)
-
-    return build
+    """Berserk's extract-or-null `asXXX` (`typed.extract_as`)."""
+    return lambda c, a, n: extract_as(a[0], kql_type)
 
 
 reg("asstring", _as("string"))
