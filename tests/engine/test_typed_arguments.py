@@ -155,3 +155,14 @@ async def test_the_extractors_can_be_called_by_name(service) -> None:  # type: i
         ["/health", None, 2.5, False, "real"],  # 2.5 is no long
         [None, None, None, None, "real"],
     ]
+
+
+@pytest.mark.anyio
+async def test_an_extractor_of_a_plain_value_is_it_widened_or_null(service) -> None:  # type: ignore[no-untyped-def]
+    # asstring(5) is a string null (its cast to a non-Nullable String failed in ClickHouse)
+    rows = await final_rows(
+        service,
+        "print s = asstring(5), e = isempty(asstring(5)), t = asstring('x'), d = asdouble(3),"
+        " l = aslong(int(3)), b = asbool(1)",
+    )
+    assert rows == [[None, True, "x", 3.0, 3, None]]
