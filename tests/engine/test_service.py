@@ -68,10 +68,10 @@ def env(chdb_backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict
 
 
 def run(service: QueryService, **kwargs: Any) -> list[Any]:
+    kwargs.setdefault("database", "default")
+
     async def collect() -> list[Any]:
-        return [
-            event async for event in service.execute(QueryRequest(database="default", **kwargs))
-        ]
+        return [event async for event in service.execute(QueryRequest(**kwargs))]
 
     return asyncio.run(collect())
 
@@ -225,6 +225,44 @@ def test_runs_are_recorded(env: dict[str, Any]) -> None:
     record = env["runs"].get(run_id)
     assert record.status == "complete" and record.surface == "mcp" and record.principal == "sp:test"
     assert record.result is not None and record.result["rows"] == [[42]]
+
+
+def test_the_environment_functions_answer_for_the_request(env: dict[str, Any]) -> None:
+    """current_database() is the request's database by name (given by id too), and
+    current_principal() the caller: a plan cached for one principal is not another's."""
+    shop = env["catalog"].create_database("shop")
+    query = "print current_database(), current_principal(), current_principal_details()"
+    answers = [
+        snapshots(run(env["service"], query=query, database=database, principal=principal))[-1]
+        for database, principal in (("shop", "sp:p1"), (shop.id, "user:u2"), ("default", ""))
+    ]
+    assert answers == [
+        [
+            [
+                "shop",
+                "sp:p1",
+                {
+                    "Type": "bzrk service principal",
+                    "IdentityProvider": "bzrk",
+                    "ObjectId": "p1",
+                    "FQN": "sp:p1",
+                },
+            ]
+        ],
+        [
+            [
+                "shop",
+                "user:u2",
+                {
+                    "Type": "bzrk user",
+                    "IdentityProvider": "bzrk",
+                    "ObjectId": "u2",
+                    "FQN": "user:u2",
+                },
+            ]
+        ],
+        [["default", "", {}]],
+    ]
 
 
 def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]

@@ -185,6 +185,21 @@ def test_member_without_grant_is_refused_by_the_kusto_sdk(world: World) -> None:
             assert "AccessDenied" in refused.value.http_response.text
 
 
+def test_the_kusto_sdk_is_told_who_and_where_it_runs(world: World) -> None:
+    """current_principal() is the caller the gateway vouched for, current_database() the
+    database of the request, whoever asked the same text before (plans are cached)."""
+    text = "print d = current_database(), p = current_principal()"
+    with kusto(world, world.member_token) as member:
+        as_member = member.execute_query("default", text).primary_results[0][0]
+    with kusto(world, world.creds["token"]) as admin:
+        as_admin = admin.execute_query(VAULT, text).primary_results[0][0]
+    with world.admin() as admin_http:
+        listed = admin_http.get("/api/v1/admin/service-principals").json()
+    mallory = next(sp for sp in listed["service_principals"] if sp["name"] == "mallory-ci")
+    assert (as_member["d"], as_member["p"]) == ("default", f"sp:{mallory['id']}")
+    assert as_admin["d"] == VAULT and as_admin["p"] not in ("", as_member["p"])
+
+
 def test_member_without_grant_is_refused_over_grpc(world: World) -> None:
     assert grpc_status(world, world.member_token, "default")[2] == [[1]]
     code, details, _ = grpc_status(world, world.member_token, VAULT)

@@ -35,11 +35,15 @@ class CachedPlan:
     lookups: Mapping[str, TableSource | None]
 
 
-PlanKey = tuple[str, str, str]
+PlanKey = tuple[str, str, str, str]
 
 
-def plan_key(database: str, text: str, parameters: Mapping[str, Any]) -> PlanKey:
-    return (database, text, repr(sorted(parameters.items(), key=lambda item: item[0])))
+def plan_key(
+    database: str, text: str, parameters: Mapping[str, Any], principal: str = ""
+) -> PlanKey:
+    """A plan is reused for the same text, parameters, database and principal (the last two
+    are planned in: ``current_database()``, ``current_principal()``)."""
+    return (database, text, repr(sorted(parameters.items(), key=lambda item: item[0])), principal)
 
 
 class PlanCache:

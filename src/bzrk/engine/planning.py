@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from bzrk.engine.compile import deadline as compile_deadline
 from bzrk.engine.compile.context import Probe
+from bzrk.engine.compile.scope import QueryEnvironment
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver
 from bzrk.engine.compile.summarize_budget import BudgetPolicy
 from bzrk.engine.parameters import bind_parameters
@@ -233,16 +234,19 @@ def compile_bound(
     deadline: Deadline | None = None,
     probe: Probe | None = None,
     window: tuple[int, int] | None = None,
+    environment: QueryEnvironment | None = None,
 ) -> CompiledQuery:
     """Compile a bound query under ``deadline`` (see :func:`compile_query`); ``window`` is
     the request's time window in ns, which bin_auto and make-series without from/to are sized
-    from. The compiler reads the binder's findings (output names); a bare syntax tree compiles
-    without them."""
+    from; ``environment`` the request's database and principal. The compiler reads the
+    binder's findings (output names); a bare syntax tree compiles without them."""
     compiler = QueryCompiler(resolver, probe)
     if isinstance(query, BoundQuery):
         compiler.binding, query = query, query.query
     compiler.budget_policy = budget
     compiler.request_window = window
+    if environment is not None:
+        compiler.query_environment = environment
     try:
         with compile_deadline.planning_deadline(deadline.at if deadline is not None else None):
             return compiler.compile(query)

@@ -49,6 +49,7 @@ from bzrk.engine.compile.context import Probe
 from bzrk.engine.compile.errors import CompileError
 from bzrk.engine.compile.query import CompiledQuery, TableResolver, TableSource
 from bzrk.engine.compile.relation import CompiledTable, RenderedQuery, RenderedTable
+from bzrk.engine.compile.scope import QueryEnvironment
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, Reduction
 from bzrk.engine.errors import EngineError, QueryCancelled, QueryTimeout
 from bzrk.engine.events import (
@@ -359,17 +360,19 @@ class QueryService(QueryExecutor):
                 raise _fail("InvalidStopWhen", str(exc), "Invalid stop_when") from exc
         if not request.database:
             raise _fail("InvalidArgument", "a database is required")
-        has_database = getattr(self.catalog, "has_database", None)
-        if has_database is not None and not has_database(request.database):
+        name_of = getattr(self.catalog, "database_name", None)
+        database = name_of(request.database) if name_of is not None else request.database
+        if database is None:
             raise _fail(
                 "DatabaseNotFound", f"database '{request.database}' not found", "Database not found"
             )
+        environment = QueryEnvironment(database, request.principal)
         # The request's deadline counts from its arrival (queue wait and planning included).
         begun = time.monotonic() - (time.monotonic_ns() - started) / 1e9
         limit = PlanningLimits(self.limits.planning_max_seconds)
         budget = Deadline.of(request.timeout_ms, limit, begun)
         resolver = CatalogResolver(self.catalog, request.database, self._sources, self.tables)
-        key = plan_key(request.database, request.query, request.parameters)
+        key = plan_key(request.database, request.query, request.parameters, request.principal)
         cached = self.plans.get(key, resolver.resolve)
         compile_window = (
             (window.start, window.end)
@@ -385,7 +388,7 @@ class QueryService(QueryExecutor):
             bound, compiled, shape = cached.query, cached.compiled, cached.shape
         else:
             bound, compiled = self._compile_request(
-                request, resolver, budget, run_id, compile_window, discovery
+                request, resolver, environment, budget, run_id, compile_window, discovery
             )
             shape = analyze_shape(bound.query, request.query)
             # A plan shaped by the data a discovery query read is not reused for other data.
@@ -409,7 +412,9 @@ class QueryService(QueryExecutor):
         )
 
         def reduce(reduction: Reduction) -> CompiledQuery:
-            again = self._compile(bound, resolver, reduction, compile_window, probe=discovery)
+            again = self._compile(
+                bound, resolver, reduction, environment, compile_window, probe=discovery
+            )
             return self._limit(again, shape, stop, request.limits.max_rows, request.query)[0]
 
         deadline = begun + request.timeout_ms / 1000 if request.timeout_ms is not None else None
@@ -436,6 +441,7 @@ class QueryService(QueryExecutor):
         self,
         request: QueryRequest,
         resolver: CatalogResolver,
+        environment: QueryEnvironment,
         budget: Deadline,
         run_id: str,
         window: tuple[int, int] | None,
@@ -450,7 +456,9 @@ class QueryService(QueryExecutor):
                 globals_for(resolver, self._listed_tables(request.database), request.database),
                 deadline=budget,
             )
-            return bound, self._compile(bound, resolver, None, window, budget, probe)
+            return bound, self._compile(
+                bound, resolver, None, environment, window, budget, probe
+            )
         except ParameterError as exc:
             raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except PlanningTimeout as exc:
@@ -486,16 +494,23 @@ class QueryService(QueryExecutor):
         query: Any,
         resolver: CatalogResolver,
         reduction: Reduction | None,
+        environment: QueryEnvironment,
         window: tuple[int, int] | None = None,
         deadline: Deadline | None = None,
         probe: Probe | None = None,
     ) -> CompiledQuery:
         """The plan of a parsed and bound query (at ``reduction`` after a budget overflow), sized
         for the request ``window`` where the query asks for it (bin_auto, make-series), with
-        ``probe`` running its discovery queries."""
+        ``probe`` running its discovery queries, as ``environment``'s principal."""
         policy = BudgetPolicy(self.limits.summarize_budget_bytes, reduction)
         return compile_bound(
-            query, resolver, budget=policy, deadline=deadline, window=window, probe=probe
+            query,
+            resolver,
+            budget=policy,
+            deadline=deadline,
+            window=window,
+            probe=probe,
+            environment=environment,
         )
 
     def run_discovery(

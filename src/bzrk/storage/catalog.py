@@ -94,7 +94,7 @@ class StorageCatalog:
         self._resolved: dict[tuple[str, str], tuple[float, ResolvedTable]] = {}
         # Databases seen to exist (name or id -> when), cached like resolved tables: every
         # query asks, and a metadata round trip per query was a measurable share of a small one.
-        self._databases: dict[str, float] = {}
+        self._databases: dict[str, tuple[float, str]] = {}
         self._lock = threading.Lock()
 
     # -- ClickHouse DDL ----------------------------------------------------------------------
@@ -293,18 +293,22 @@ class StorageCatalog:
 
     def has_database(self, database: str) -> bool:
         """Whether ``database`` (name or id) exists (a yes is cached briefly, as tables are)."""
+        return self.database_name(database) is not None
+
+    def database_name(self, database: str) -> str | None:
+        """The name of ``database`` (given by name or id); None when there is no such one."""
         now = time.monotonic()
         with self._lock:
             seen = self._databases.get(database)
-        if seen is not None and now - seen < _RESOLVE_TTL_S:
-            return True
+        if seen is not None and now - seen[0] < _RESOLVE_TTL_S:
+            return seen[1]
         try:
-            self.meta.get_database(database)
+            name = self.meta.get_database(database).name
         except NotFound:
-            return False
+            return None
         with self._lock:
-            self._databases[database] = now
-        return True
+            self._databases[database] = (now, name)
+        return name
 
     def qualified_name(self, database: str, table: str) -> str:
         return self.resolve(database, table).qualified_name

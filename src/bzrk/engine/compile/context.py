@@ -35,7 +35,7 @@ from bzrk.engine.compile.relation import (
     TableSource,
     UserFunction,
 )
-from bzrk.engine.compile.scope import Scope
+from bzrk.engine.compile.scope import QueryEnvironment, Scope
 from bzrk.engine.compile.sharing import bind_repeated
 from bzrk.engine.compile.summarize_budget import BudgetPolicy, SummarizeBudget
 from bzrk.engine.compile.typed import T, Typed, cast_to
@@ -76,6 +76,8 @@ class CompileContext:
         # The request's time window (ticks, [start, end)), set by the query service; None when
         # the request has no start. `window_read` records that the plan depends on it.
         self.request_window: QueryWindow | None = None
+        # The request's database and principal (current_database(), current_principal()).
+        self.query_environment = QueryEnvironment()
         self.window_read = False
         # `declare pattern` statements by pattern name.
         self.patterns: dict[str, K.DeclarePattern] = {}
@@ -189,6 +191,9 @@ class CompileContext:
         """
         self.window_read = True
         return self.request_window
+
+    def environment(self) -> QueryEnvironment:
+        return self.query_environment
 
     # --- scopes and user functions ---------------------------------------------------------
 

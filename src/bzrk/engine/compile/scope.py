@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from bzrk.engine.compile.relation import Relation, UserFunction
 
 
+@dataclass(frozen=True, slots=True)
+class QueryEnvironment:
+    """Who runs the query, and where: what ``current_database()`` and ``current_principal()``
+    answer. Planned into the SQL, so a cached plan is keyed by it (``plancache.plan_key``)."""
+
+    database: str = "default"
+    principal: str = ""  # the principal key, ``user:<id>`` / ``sp:<id>``; empty for none
+
+
 class ExpressionHost(Protocol):
     """The services of the compile context an expression may call."""
 
@@ -39,6 +48,10 @@ class ExpressionHost(Protocol):
 
         Asking makes the compiled plan depend on the window (bin_auto sizes bins from it).
         """
+        ...
+
+    def environment(self) -> QueryEnvironment:
+        """The database and principal the query runs as."""
         ...
 
 

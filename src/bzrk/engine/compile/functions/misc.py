@@ -1,4 +1,5 @@
-"""Scalar functions without a better home: assert, ipv4_range_to_cidr_list, hash_many."""
+"""Scalar functions without a better home: assert, ipv4_range_to_cidr_list, the environment
+(current_database, current_principal)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import TYPE_CHECKING
 from bzrk.engine import sql as S
 from bzrk.engine.compile.errors import unsupported
 from bzrk.engine.compile.functions.builders import Builder, fn, registrar
+from bzrk.engine.compile.literals import literal
+from bzrk.engine.compile.scope import QueryEnvironment
 from bzrk.engine.compile.typed import T, Typed, lit, to_string
 from bzrk.engine.errors import THROWN
 
@@ -100,8 +103,48 @@ def _sum(terms: list[S.Expr]) -> S.Expr:
     return total
 
 
+def _environment(c: ExprCompiler) -> QueryEnvironment:
+    host = c.scope.host
+    return host.environment() if host is not None else QueryEnvironment()
+
+
+def current_database(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """The name of the database the request runs in (tables without a database resolve there)."""
+    return literal("string", _environment(c).database)
+
+
+def current_principal(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """The principal running the query as bzrk names it: ``user:<id>`` or ``sp:<id>`` (Kusto
+    gives its FQN, ``aaduser=<id>;<tenant>``); empty when no principal is known."""
+    return literal("string", _environment(c).principal)
+
+
+_PRINCIPAL_TYPES = {"user": "bzrk user", "sp": "bzrk service principal"}
+
+
+def current_principal_details(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
+    """Kusto's bag of the principal (``Type``, ``IdentityProvider``, ``ObjectId``, ``FQN``);
+    an empty bag when no principal is known."""
+    key = _environment(c).principal
+    kind, _, ident = key.partition(":")
+    details = (
+        {
+            "Type": _PRINCIPAL_TYPES.get(kind, kind),
+            "IdentityProvider": "bzrk",
+            "ObjectId": ident,
+            "FQN": key,
+        }
+        if key
+        else {}
+    )
+    return literal("dynamic", details)
+
+
 MISC_FUNCTIONS: dict[str, Builder] = {
     "assert": assert_,
+    "current_database": current_database,
+    "current_principal": current_principal,
+    "current_principal_details": current_principal_details,
     "ipv4_range_to_cidr_list": ipv4_range_to_cidr_list,
 }
 
@@ -109,7 +152,5 @@ reg = registrar(MISC_FUNCTIONS)
 
 
 # --- environment (nondeterministic in the corpora: schema only) ------------------------------
-reg("current_database", fn("'default'"))
 reg("current_cluster_endpoint", fn("'bzrk'"))
-reg("current_principal", fn("'bzrk'"))
 reg("cursor_current", fn("''"))
