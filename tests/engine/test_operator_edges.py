@@ -415,3 +415,18 @@ def test_project_suffixes_a_repeated_member_name_as_the_binder_names_it(chdb_bac
         'datatable(attributes:dynamic)[dynamic({"n":1})]'
         " | project tostring(attributes.n), attributes.n, attributes_n = 2",
     ) == (["attributes_n", "attributes_n1", "attributes_n2"], [["1", 1, 2]])
+
+
+def test_arguments_named_in_an_aggregate_call_name_its_columns(chdb_backend) -> None:  # type: ignore[no-untyped-def]
+    """`arg_min(t, name, service = …)` gives `service` (the Tracing tab's trace list read an
+    empty Service column when it was min_t_arg1), `sum(x = a)` gives sum_x, and a built-in's
+    named arguments are positional (Kusto.Language)."""
+    result = execute_text(
+        chdb_backend,
+        'datatable(t:long, name:string, svc:string)[2, "b", "cart", 1, "a", "checkout"]'
+        " | summarize arg_min(t, name, service = toupper(svc)), sum(x = t), take_any(z = name)",
+    )
+    table = result.tables[0]
+    assert [c.name for c in table.columns] == ["t", "name", "service", "sum_x", "z"]
+    assert table.rows[0][:4] == [1, "a", "CHECKOUT", 3]
+    assert execute_text(chdb_backend, 'print strlen(s = "abc")').tables[0].rows == [[3]]

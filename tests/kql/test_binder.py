@@ -59,6 +59,16 @@ def schema(text: str, g: GlobalState = G) -> list[tuple[str, str]]:
             "T | summarize take_any(a + 1), take_any(a, strcat(b, 'x'))",
             [("any_arg0", "long"), ("a", "long"), ("any_arg1", "string")],
         ),
+        # an argument named in an aggregate call names its column (Kusto.Language: the trace
+        # list's `arg_min(start_time, span_name, service = …)` lost `service` to min_…_arg1)
+        (
+            "T | summarize arg_min(a, b, service = strlen(b)), arg_max(y = a, b)",
+            [("a", "long"), ("b", "string"), ("service", "long"), ("y", "long"), ("b1", "string")],
+        ),
+        (
+            "T | summarize sum(x = a), make_list(x = a), take_any(z = b), any(z = b)",
+            [("sum_x", "long"), ("list_x", "dynamic"), ("z", "string"), ("any_z", "string")],
+        ),
         ("T | join (T) on a", [("a", "long"), ("b", "string"), ("a1", "long"), ("b1", "string")]),
         ("T | join kind=leftsemi (T) on a", [("a", "long"), ("b", "string")]),
         # a member path's name is derived, so a repeat gets a suffix, and so does a spelled

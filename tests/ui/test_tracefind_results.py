@@ -74,7 +74,7 @@ def _expected(creds: dict[str, Any]) -> set[str]:
     return found
 
 
-def test_tracefind_builder_result_matches_the_spans(dev_server) -> None:  # type: ignore[no-untyped-def]
+def test_tracing_tab_lists_and_finds_traces_as_the_spans_say(dev_server) -> None:  # type: ignore[no-untyped-def]
     creds = dev_server.credentials
     probe = _post(creds, QUERY)
     if probe.status_code != 200:
@@ -88,3 +88,15 @@ def test_tracefind_builder_result_matches_the_spans(dev_server) -> None:  # type
     assert report["kql"] == QUERY
     assert report["rows"] == len(expected) > 0
     assert set(report["trace_ids"]) <= expected
+    # The list the tab opens with names each trace's earliest span: its service and name (the
+    # Service column was empty when `arg_min(…, service = …)` lost the name `service`).
+    listed = {row["trace"]: (row["service"], row["root"]) for row in report["listed"]}
+    ids = ", ".join(f'"{t}"' for t in listed)
+    first = _rows(
+        creds,
+        f"default | where isnotnull(duration) and trace_id in ({ids})"
+        " | summarize arg_min(start_time, span_name, s = tostring(resource.service.name))"
+        " by trace_id",
+    )
+    assert len(listed) >= 10
+    assert listed == {r["trace_id"]: (r["s"], r["span_name"]) for r in first}

@@ -8,6 +8,8 @@ from bzrk.kql import syntax as K
 
 
 def expr_name(node: K.Expr) -> str | None:
+    if isinstance(node, K.NamedArg):  # `arg_min(t, service = …)`: named in the call
+        return node.name
     if isinstance(node, K.NameRef):
         return node.name
     if isinstance(node, K.Member):

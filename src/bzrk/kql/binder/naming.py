@@ -1,7 +1,8 @@
 """KQL's result-column naming rules for unnamed expressions (Kusto `GetExpressionResultName`).
 
 `x` → `x`; `a.b.c` → `a_b_c`; `a["k"]` → `a_k`; `sum(x)` → `sum_x`; `count()` → `count_`;
-`bin(timestamp, 1h)` → `timestamp`; otherwise no name (the operator then makes `Column1`,
+`bin(timestamp, 1h)` → `timestamp`; an argument named in its call by that name (`sum(x = a)` →
+`sum_x`, `arg_min(t, service = …)` → `service`); otherwise no name (the operator then makes `Column1`,
 `print_0`, ...). Duplicates get a numeric suffix (`x1`, `x2`).
 """
 
@@ -13,6 +14,8 @@ from bzrk.kql.catalog import AGGREGATES, FUNCTIONS, FunctionSymbol
 
 def expression_name(expr: s.Expr, aggregate: bool = False) -> str | None:
     """The column name KQL derives for an unnamed expression, or None."""
+    if isinstance(expr, s.NamedArg):  # an argument named in the call: `sum(x = a)` is sum_x
+        return expr.name
     if isinstance(expr, s.NameRef):
         return expr.name
     if isinstance(expr, s.Paren):
@@ -57,8 +60,6 @@ _ARRAY_PREFIX = {"percentiles_array": "percentiles", "percentilesw_array": "perc
 
 
 def _arg_name(arg: s.Expr) -> str | None:
-    if isinstance(arg, s.NamedArg):
-        arg = arg.value
     return expression_name(arg)
 
 

@@ -103,6 +103,12 @@ class ExprCompiler:
             return self._Member(K.Member(node.span, K.NameRef(node.span, bag_paths.RAW), name))
         raise unsupported(node, f"unknown name '{name}'", code="UnknownName")
 
+    def _NamedArg(self, node: K.NamedArg) -> Typed:
+        # `sum(x = a)`, `arg_min(t, service = …)`: the name names the result column (the
+        # binder's rule); a built-in's arguments are positional whatever their names, as
+        # Kusto.Language binds them.
+        return self.compile(node.value)
+
     def _Paren(self, node: K.Paren) -> Typed:
         return self.compile(node.expr)
 

@@ -179,13 +179,13 @@ def _arg_extreme(
                     continue
                 extra.append((n, scope.columns[n]))
             continue
-        name = arg.name if isinstance(arg, K.NamedArg) else (expr_name(arg) or "")
+        name = expr_name(arg) or ""
         if star and name and any(n == name for n, _ in extra):
             continue  # `arg_max(x, *, y)`: y is among the row's columns already
         if not name:  # a computed value: max_x_arg1, max_x_arg2, … (Kusto.Language)
             computed += 1
             name = f"{call.name[4:]}_{key_name}_arg{computed}"
-        value = ExprCompiler(scope).compile(arg.value if isinstance(arg, K.NamedArg) else arg)
+        value = ExprCompiler(scope).compile(arg)
         extra.append((name, value))
     bound = ctx.bound_names(item)
     if bound is not None and len(bound) == 1 + len(extra):
