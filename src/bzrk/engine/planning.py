@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 
 from bzrk.engine.compile import deadline as compile_deadline
 from bzrk.engine.compile.context import Probe
-from bzrk.engine.compile.scope import QueryEnvironment
 from bzrk.engine.compile.query import CompiledQuery, QueryCompiler, TableResolver
+from bzrk.engine.compile.scope import QueryEnvironment
 from bzrk.engine.compile.summarize_budget import BudgetPolicy
 from bzrk.engine.parameters import bind_parameters
 from bzrk.kql import GlobalState, bind

@@ -456,9 +456,7 @@ class QueryService(QueryExecutor):
                 globals_for(resolver, self._listed_tables(request.database), request.database),
                 deadline=budget,
             )
-            return bound, self._compile(
-                bound, resolver, None, environment, window, budget, probe
-            )
+            return bound, self._compile(bound, resolver, None, environment, window, budget, probe)
         except ParameterError as exc:
             raise _fail("InvalidArgument", str(exc), "Invalid query parameter") from exc
         except PlanningTimeout as exc:
