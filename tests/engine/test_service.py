@@ -234,7 +234,7 @@ def test_the_environment_functions_answer_for_the_request(env: dict[str, Any]) -
     query = "print current_database(), current_principal(), current_principal_details()"
     answers = [
         snapshots(run(env["service"], query=query, database=database, principal=principal))[-1]
-        for database, principal in (("shop", "sp:p1"), (shop.id, "user:u2"), ("default", ""))
+        for database, principal in (("shop", "sp:p1"), (shop.id, "user:u2"))
     ]
     assert answers == [
         [
@@ -261,8 +261,12 @@ def test_the_environment_functions_answer_for_the_request(env: dict[str, Any]) -
                 },
             ]
         ],
-        [["default", "", {}]],
     ]
+    # without a principal (an internal run) as ADX answers a request without an identity
+    alone = run(env["service"], query="print current_database(), current_principal()")
+    assert snapshots(alone)[-1] == [["default", "<null identity>"]]
+    refused = run(env["service"], query="print current_principal_details()")
+    assert isinstance(refused[-1], Error) and refused[-1].code == "UnsupportedConstruct"
 
 
 def test_closing_the_stream_cancels_engine_work(env: dict[str, Any], chdb_backend) -> None:  # type: ignore[no-untyped-def]

@@ -49,16 +49,8 @@ class CraftedCompiler(QueryService):
 
     sql = ""
 
-    def _compile(
-        self,
-        query: Any,
-        resolver: Any,
-        reduction: Any,
-        window: Any = None,
-        deadline: Any = None,
-        probe: Any = None,
-    ) -> Any:
-        compiled = super()._compile(query, resolver, reduction, window, deadline, probe)
+    def _compile(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = super()._compile(*args, **kwargs)
         if not self.sql:
             return compiled
         tables = [

@@ -115,28 +115,27 @@ def current_database(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
 
 def current_principal(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
     """The principal running the query as bzrk names it: ``user:<id>`` or ``sp:<id>`` (Kusto
-    gives its FQN, ``aaduser=<id>;<tenant>``); empty when no principal is known."""
-    return literal("string", _environment(c).principal)
+    gives its FQN, ``aaduser=<id>;<tenant>``); ``<null identity>`` for a run without one, as
+    ADX answers a request without an identity."""
+    return literal("string", _environment(c).principal or "<null identity>")
 
 
 _PRINCIPAL_TYPES = {"user": "bzrk user", "sp": "bzrk service principal"}
 
 
 def current_principal_details(c: ExprCompiler, args: list[Typed], node: K.Call) -> Typed:
-    """Kusto's bag of the principal (``Type``, ``IdentityProvider``, ``ObjectId``, ``FQN``);
-    an empty bag when no principal is known."""
+    """Kusto's bag of the principal (``Type``, ``IdentityProvider``, ``ObjectId``, ``FQN``); a
+    run without a principal has none to tell (ADX refuses such a request too)."""
     key = _environment(c).principal
+    if not key:
+        raise unsupported(node, "this query runs without a principal: it has no details")
     kind, _, ident = key.partition(":")
-    details = (
-        {
-            "Type": _PRINCIPAL_TYPES.get(kind, kind),
-            "IdentityProvider": "bzrk",
-            "ObjectId": ident,
-            "FQN": key,
-        }
-        if key
-        else {}
-    )
+    details = {
+        "Type": _PRINCIPAL_TYPES.get(kind, kind),
+        "IdentityProvider": "bzrk",
+        "ObjectId": ident,
+        "FQN": key,
+    }
     return literal("dynamic", details)
 
 
