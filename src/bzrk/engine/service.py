@@ -281,6 +281,8 @@ class QueryService(QueryExecutor):
         self.plans = PlanCache()
         self.planning = PlanningPool(max(1, min(self.admission.max_running, 4)))
         self._sources: dict[tuple[str, str], tuple[Any, TableSource]] = {}
+        # Keys of CompiledQuery.preparations done for this service's backend.
+        self._prepared: set[str] = set()
 
     # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
@@ -407,6 +409,7 @@ class QueryService(QueryExecutor):
                 "this query scans a table without a time bound: pass since/until or filter on timestamp",
                 "Missing time filter",
             )
+        self._prepare(compiled, run_id)
         compiled, limits = self._limit(
             compiled, shape, stop, request.limits.max_rows, request.query
         )
@@ -436,6 +439,23 @@ class QueryService(QueryExecutor):
             reduce,
             whole_at(shape, limits, compiled),
         )
+
+    def _prepare(self, compiled: CompiledQuery, run_id: str) -> None:
+        """Create what the plan's SQL reads that exists once per backend (blocking: planning)."""
+        for key, create in compiled.preparations.items():
+            if key in self._prepared:
+                continue
+            try:
+                create(self.backend)
+            except EngineError as exc:
+                log.warning("run %s: preparing %s failed: %s", run_id, key, exc)
+                raise _fail(
+                    "InternalError",
+                    f"the query needs {key.replace('_', '-')} data the engine could not set up "
+                    f"(run id {run_id})",
+                    "Internal error",
+                ) from exc
+            self._prepared.add(key)
 
     def _compile_request(
         self,

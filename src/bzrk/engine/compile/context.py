@@ -78,6 +78,8 @@ class CompileContext:
         self.request_window: QueryWindow | None = None
         # The request's database and principal (current_database(), current_principal()).
         self.query_environment = QueryEnvironment()
+        # Objects the SQL reads that the service creates once per backend, by key.
+        self.preparations: dict[str, Callable[[Any], None]] = {}
         self.window_read = False
         # `declare pattern` statements by pattern name.
         self.patterns: dict[str, K.DeclarePattern] = {}
@@ -194,6 +196,9 @@ class CompileContext:
 
     def environment(self) -> QueryEnvironment:
         return self.query_environment
+
+    def prepare(self, key: str, create: Callable[[Any], None]) -> None:
+        self.preparations[key] = create
 
     # --- scopes and user functions ---------------------------------------------------------
 

@@ -74,6 +74,7 @@ class QueryCompiler(CompileContext):
         result.facts = registry_facts.plan_facts(
             [t.plan for t in result.tables], self.registry_readers
         )
+        result.preparations = dict(self.preparations)
         if self.window_read:
             result.window_dependent = True
             result.window = self.request_window

@@ -170,6 +170,9 @@ class CompiledQuery:
     # The path-registry facts the SQL depends on (bag_paths.py), read afresh by every run:
     # a cached plan never holds them.
     facts: registry_facts.RegistryFacts | None = None
+    # What must exist in the backend before a run (key -> create(backend)), such as
+    # parse_user_agent's dictionaries; the query service runs each once per backend.
+    preparations: dict[str, Callable[[Any], None]] = field(default_factory=dict)
 
     def bound(self, bounds: S.Expr | None) -> RenderedQuery:
         """This query rendered for one run, every stored-table read limited to ``bounds``, with

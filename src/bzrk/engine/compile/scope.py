@@ -54,6 +54,11 @@ class ExpressionHost(Protocol):
         """The database and principal the query runs as."""
         ...
 
+    def prepare(self, key: str, create: Callable[[Any], None]) -> None:
+        """Have ``create(backend)`` run before the query does, once per backend: the SQL reads
+        an object that exists once per backend (``parse_user_agent``'s dictionaries)."""
+        ...
+
 
 @dataclass
 class Scope:

@@ -32,6 +32,7 @@ from bzrk.engine.compile.functions.strings import STRING_FUNCTIONS
 from bzrk.engine.compile.functions.text import TEXT_FUNCTIONS
 from bzrk.engine.compile.functions.timezones import TIME_FUNCTIONS
 from bzrk.engine.compile.functions.units import UNIT_FUNCTIONS
+from bzrk.engine.compile.functions.user_agents import USER_AGENT_FUNCTIONS
 
 FAMILIES: tuple[Mapping[str, Builder], ...] = (
     DYNAMIC_FUNCTIONS,
@@ -54,6 +55,7 @@ FAMILIES: tuple[Mapping[str, Builder], ...] = (
     TEXT_FUNCTIONS,
     HISTOGRAM_FUNCTIONS,
     LOG_TEMPLATE_FUNCTIONS,
+    USER_AGENT_FUNCTIONS,
 )
 
 FUNCTIONS: dict[str, Builder] = {name: b for family in FAMILIES for name, b in family.items()}

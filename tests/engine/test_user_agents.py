@@ -1,0 +1,125 @@
+"""parse_user_agent over user agents sent as an OTel attribute through the real OTLP/HTTP
+receiver, checked against ua-parser itself (the library whose uap-core regexes bzrk loads into
+ClickHouse dictionaries): browser, operating system and device, as ADX's bag. A record whose
+attribute is a number, and one without it, are `Other`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from ua_parser import parse
+
+from bzrk.engine.events import Error
+from bzrk.engine.request import QueryRequest
+from bzrk.engine.service import QueryService
+from bzrk.storage.catalog import StorageCatalog
+from tests.engine.otlp import final_rows, logs_request, recorded_service
+from tests.engine.otlp import text as _s
+from tests.ingest.conftest import ingest_app, ingest_token, pipeline  # noqa: F401
+
+AGENTS = [
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.0.0 Safari/537.36 Edg/120.0.2210.91",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.2 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+    "Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "CriOS/119.0.6045.169 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.6099.144 Mobile Safari/537.36",
+    "Mozilla/5.0 (Linux; Android 13; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "SamsungBrowser/23.0 Chrome/115.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (SymbianOS/9.2; U; Series60/3.1 NokiaN81-3/10.0.032 Profile/MIDP-2.0 "
+    "Configuration/CLDC-1.1 ) AppleWebKit/413 (KHTML, like Gecko) Safari/4",
+    "Mozilla/5.0 (Windows; U; en-US) AppleWebKit/531.9 (KHTML, like Gecko) AdobeAIR/2.5.1",
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    "Mozilla/5.0 (compatible; MSIE 10.0; Windows NT 6.2; Trident/6.0)",
+    "Opera/9.80 (Windows NT 6.1; WOW64) Presto/2.12.388 Version/12.18",
+    "curl/8.5.0",
+    "python-requests/2.31.0",
+    "Go-http-client/1.1",
+    "okhttp/4.12.0",
+    "Apache-HttpClient/4.5.14 (Java/17.0.9)",
+    "kube-probe/1.28",
+    "Prometheus/2.48.0",
+    "grpc-go/1.60.1",
+    "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+    "something odd",
+]
+
+
+def _expected(agent: str | None) -> dict[str, Any]:
+    """ADX's bag of ua-parser's answer (`Other` and "" where it names nothing)."""
+    found = parse(agent or "")
+    ua, os, device = found.user_agent, found.os, found.device
+    return {
+        "Browser": {
+            "Family": ua.family if ua else "Other",
+            "MajorVersion": (ua.major if ua else None) or "",
+            "MinorVersion": (ua.minor if ua else None) or "",
+            "Patch": (ua.patch if ua else None) or "",
+        },
+        "OperatingSystem": {
+            "Family": os.family if os else "Other",
+            "MajorVersion": (os.major if os else None) or "",
+            "MinorVersion": (os.minor if os else None) or "",
+            "Patch": (os.patch if os else None) or "",
+            "PatchMinor": (os.patch_minor if os else None) or "",
+        },
+        "Device": {
+            "Family": device.family if device else "Other",
+            "Brand": (device.brand if device else None) or "",
+            "Model": (device.model if device else None) or "",
+        },
+    }
+
+
+@pytest.fixture
+async def service(catalog: StorageCatalog, ingest_app, ingest_token):  # type: ignore[no-untyped-def]  # noqa: F811
+    records: list[dict[str, AnyValue]] = [{"user_agent.original": _s(a)} for a in AGENTS]
+    records += [{"user_agent.original": AnyValue(int_value=7)}, {}]
+    request = logs_request(0, records, {"service.name": "web"})
+    svc, _ = await recorded_service(catalog, ingest_app, ingest_token, request)
+    return svc
+
+
+@pytest.mark.anyio
+async def test_each_part_is_what_ua_parser_says(service: QueryService) -> None:
+    rows = await final_rows(
+        service,
+        "default | extend n = toint(substring(body, 1))"
+        ' | project n, p = parse_user_agent(attributes["user_agent.original"],'
+        ' dynamic(["browser", "os", "device"])) | order by n asc',
+    )
+    answers = [p for _, p in rows]
+    assert answers == [_expected(a) for a in [*AGENTS, None, None]]
+    # a spot check that the oracle is not vacuous
+    assert answers[1]["Browser"]["Family"] == "Edge" and answers[7]["Device"]["Brand"] == "Samsung"
+
+
+@pytest.mark.anyio
+async def test_one_part_asked_is_the_only_key(service: QueryService) -> None:
+    rows = await final_rows(
+        service,
+        'default | summarize n = count() by b = tostring(parse_user_agent(attributes["user_agent.'
+        'original"], "browser").Browser.Family) | where b in ("Chrome", "Other") | order by b asc',
+    )
+    others = sum(_expected(a)["Browser"]["Family"] == "Other" for a in AGENTS) + 2
+    assert rows == [["Chrome", 1], ["Other", others]]
+
+
+@pytest.mark.anyio
+async def test_an_unknown_part_is_a_located_error(service: QueryService) -> None:
+    query = 'default | extend p = parse_user_agent(body, "browsers")'
+    events = [e async for e in service.execute(QueryRequest(query=query, database="default"))]
+    error = next(e for e in events if isinstance(e, Error))
+    assert error.code == "InvalidArgument" and "'browser', 'os' or 'device'" in error.message
+    assert error.location is not None and query[error.location.start_byte :].startswith(
+        '"browsers"'
+    )
