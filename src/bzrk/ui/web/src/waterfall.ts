@@ -248,7 +248,7 @@ export class Waterfall {
             'div.wf-bar-col',
             {},
             h('div.wf-bar', { style: { left: `${left}%`, width: `${width}%`, background: error ? 'var(--danger)' : color } }),
-            h('span.wf-duration', { style: left > 70 ? { right: `${100 - left + 0.5}%` } : { left: `${Math.min(left + width, 99)}%` } }, fmtDuration(span.duration)),
+            durationLabel(left, width, fmtDuration(span.duration)),
           ),
         ),
       );
@@ -335,4 +335,11 @@ export class Waterfall {
     }
     this.logsHost.append(table);
   }
+}
+
+/** A bar's duration: after the bar where there is room, else inside its end, else before it. */
+function durationLabel(left: number, width: number, text: string): HTMLElement {
+  if (left + width <= 88) return h('span.wf-duration', { style: { left: `${left + width}%` } }, text);
+  if (width >= 12) return h('span.wf-duration.inside', { style: { right: `${100 - left - width}%` } }, text);
+  return h('span.wf-duration', { style: { right: `${100 - left + 0.5}%` } }, text);
 }
