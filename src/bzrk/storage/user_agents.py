@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,13 +53,14 @@ DEVICE = Kind("device", ("family", "brand", "model"))
 KINDS = (BROWSER, OS, DEVICE)
 
 _lock = threading.Lock()
-_ready: set[int] = set()  # id() of backends whose dictionaries exist
+# Backends whose dictionaries exist (weakly held: a new backend may reuse a gone one's id()).
+_ready: weakref.WeakSet[Backend] = weakref.WeakSet()
 
 
 def ensure(backend: Backend) -> None:
     """Create the user-agent tables and dictionaries where they are missing (idempotent)."""
     with _lock:
-        if id(backend) in _ready:
+        if backend in _ready:
             return
         backend.execute(f"CREATE DATABASE IF NOT EXISTS {quote_identifier(DATABASE)}")
         for kind, rows in zip(KINDS, _rows(), strict=True):
@@ -79,7 +81,7 @@ def ensure(backend: Backend) -> None:
                 f"SOURCE(CLICKHOUSE(DB {quote_string(database)} TABLE {quote_string(table)})) "
                 "LIFETIME(0) LAYOUT(regexp_tree)"
             )
-        _ready.add(id(backend))
+        _ready.add(backend)
 
 
 def _rows() -> tuple[list[str], list[str], list[str]]:
