@@ -11,6 +11,7 @@ import pytest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from ua_parser import parse
 
+from bzrk.engine.errors import EngineError
 from bzrk.engine.events import Error
 from bzrk.engine.request import QueryRequest
 from bzrk.engine.service import QueryService
@@ -123,3 +124,28 @@ async def test_an_unknown_part_is_a_located_error(service: QueryService) -> None
     assert error.location is not None and query[error.location.start_byte :].startswith(
         '"browsers"'
     )
+
+
+class _RefusesDictionaries:
+    """A backend whose server does not let bzrk create dictionaries."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    def execute(self, sql: str, **kwargs: Any) -> None:
+        if "CREATE DICTIONARY" in sql:
+            raise EngineError("Code: 497. DB::Exception: Not enough privileges. (ACCESS_DENIED)")
+        self._backend.execute(sql, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+
+@pytest.mark.anyio
+async def test_dictionaries_that_cannot_be_made_are_a_coded_error(catalog: StorageCatalog) -> None:
+    svc = QueryService(_RefusesDictionaries(catalog.backend), catalog=catalog)  # type: ignore[arg-type]
+    query = 'print parse_user_agent("curl/8.5.0", "browser")'
+    events = [e async for e in svc.execute(QueryRequest(query=query, database="default"))]
+    error = next(e for e in events if isinstance(e, Error))
+    assert error.code == "InternalError" and "user-agents data" in error.message
+    assert "DB::Exception" not in error.message and "ACCESS_DENIED" not in error.message

@@ -447,8 +447,8 @@ class QueryService(QueryExecutor):
                 continue
             try:
                 create(self.backend)
-            except EngineError as exc:
-                log.warning("run %s: preparing %s failed: %s", run_id, key, exc)
+            except Exception as exc:  # ClickHouse's text or a bug: the log gets it, not the user
+                log.exception("run %s: preparing %s failed", run_id, key)
                 raise _fail(
                     "InternalError",
                     f"the query needs {key.replace('_', '-')} data the engine could not set up "
