@@ -56,30 +56,27 @@ AGENTS = [
 ]
 
 
+# ADX's bag: its parts, and each part's fields with the ua-parser attribute behind each
+_BAG = {
+    "Browser": ("user_agent", ("Family", "family"), ("MajorVersion", "major"),
+                ("MinorVersion", "minor"), ("Patch", "patch")),
+    "OperatingSystem": ("os", ("Family", "family"), ("MajorVersion", "major"),
+                        ("MinorVersion", "minor"), ("Patch", "patch"), ("PatchMinor", "patch_minor")),
+    "Device": ("device", ("Family", "family"), ("Brand", "brand"), ("Model", "model")),
+}  # fmt: skip
+
+
 def _expected(agent: str | None) -> dict[str, Any]:
     """ADX's bag of ua-parser's answer (`Other` and "" where it names nothing)."""
     found = parse(agent or "")
-    ua, os, device = found.user_agent, found.os, found.device
-    return {
-        "Browser": {
-            "Family": ua.family if ua else "Other",
-            "MajorVersion": (ua.major if ua else None) or "",
-            "MinorVersion": (ua.minor if ua else None) or "",
-            "Patch": (ua.patch if ua else None) or "",
-        },
-        "OperatingSystem": {
-            "Family": os.family if os else "Other",
-            "MajorVersion": (os.major if os else None) or "",
-            "MinorVersion": (os.minor if os else None) or "",
-            "Patch": (os.patch if os else None) or "",
-            "PatchMinor": (os.patch_minor if os else None) or "",
-        },
-        "Device": {
-            "Family": device.family if device else "Other",
-            "Brand": (device.brand if device else None) or "",
-            "Model": (device.model if device else None) or "",
-        },
-    }
+    bag: dict[str, Any] = {}
+    for part, (attribute, *fields) in _BAG.items():
+        named = getattr(found, attribute)
+        bag[part] = {
+            field: (getattr(named, source) if named else None) or ("Other" if i == 0 else "")
+            for i, (field, source) in enumerate(fields)
+        }
+    return bag
 
 
 @pytest.fixture

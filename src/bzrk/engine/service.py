@@ -281,8 +281,6 @@ class QueryService(QueryExecutor):
         self.plans = PlanCache()
         self.planning = PlanningPool(max(1, min(self.admission.max_running, 4)))
         self._sources: dict[tuple[str, str], tuple[Any, TableSource]] = {}
-        # Keys of CompiledQuery.preparations done for this service's backend.
-        self._prepared: set[str] = set()
 
     # -- public -----------------------------------------------------------------------------
     async def execute(self, request: QueryRequest) -> AsyncIterator[Event]:
@@ -441,10 +439,9 @@ class QueryService(QueryExecutor):
         )
 
     def _prepare(self, compiled: CompiledQuery, run_id: str) -> None:
-        """Create what the plan's SQL reads that exists once per backend (blocking: planning)."""
+        """Create what the plan's SQL reads that exists once per backend (blocking: planning;
+        each preparation remembers the backends it served, so a second call costs nothing)."""
         for key, create in compiled.preparations.items():
-            if key in self._prepared:
-                continue
             try:
                 create(self.backend)
             except Exception as exc:  # ClickHouse's text or a bug: the log gets it, not the user
@@ -455,7 +452,6 @@ class QueryService(QueryExecutor):
                     f"(run id {run_id})",
                     "Internal error",
                 ) from exc
-            self._prepared.add(key)
 
     def _compile_request(
         self,

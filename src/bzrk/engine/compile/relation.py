@@ -171,7 +171,8 @@ class CompiledQuery:
     # a cached plan never holds them.
     facts: registry_facts.RegistryFacts | None = None
     # What must exist in the backend before a run (key -> create(backend)), such as
-    # parse_user_agent's dictionaries; the query service runs each once per backend.
+    # parse_user_agent's dictionaries; the query service calls each before every run's plan,
+    # so create() is idempotent and returns at once for a backend it has served.
     preparations: dict[str, Callable[[Any], None]] = field(default_factory=dict)
 
     def bound(self, bounds: S.Expr | None) -> RenderedQuery:
